@@ -1,0 +1,42 @@
+/** The contract between a limiter and the place its buckets live. */
+import type { ResolvedPolicy } from './policy.js';
+
+/**
+ * What a store is asked to do with all of a key's buckets at once.
+ * - `consume`: charge `cost` to every bucket if all have it, else charge none.
+ * - `peek`: answer as `consume` would, charging nothing.
+ * - `refund`: give `cost` back to every bucket, never beyond capacity.
+ */
+export type BucketMode = 'consume' | 'peek' | 'refund';
+
+/** One atomic operation on the buckets of one key, one bucket per policy. */
+export interface BucketRequest {
+  /** The bucket owner: a limiter namespace and an identity, already bounded in length. */
+  readonly key: string;
+  /** The policies, in the order results are returned. Stable per limiter, so stores may cache by it. */
+  readonly policies: readonly ResolvedPolicy[];
+  /** Tokens to charge or give back; a positive finite number. */
+  readonly cost: number;
+  /** What to do. */
+  readonly mode: BucketMode;
+}
+
+/** What the store decided, in the units of {@link ResolvedPolicy}. */
+export interface BucketResult {
+  /** `consume`: every bucket had `cost` and was charged. `peek`: they would have been. `refund`: true. */
+  readonly applied: boolean;
+  /** Each policy's bucket level in units after the operation, in policy order. */
+  readonly levelUnits: readonly number[];
+}
+
+/**
+ * Where buckets live. A store decides atomically: all buckets of a request are read, refilled, judged
+ * and written as one step, so concurrent requests can never both spend the same token.
+ * Implemented by {@link MemoryStore} and {@link RedisStore}; both pass one conformance suite.
+ */
+export interface Store {
+  /** Applies one operation to all buckets of `request.key` atomically. */
+  update(request: BucketRequest): Promise<BucketResult>;
+  /** Forgets the buckets of `key` for these policies, so they are full again. */
+  reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void>;
+}

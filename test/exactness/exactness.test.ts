@@ -1,0 +1,72 @@
+/**
+ * Exactness: many concurrent checks on one key admit exactly the limit, never one more — across
+ * processes sharing one Redis, on a Redis Cluster, and in one process on the memory store.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { createLimiter, MemoryStore, RedisStore, type Store } from '@tollgate/core';
+import { describe, expect, inject, it } from 'vitest';
+import { connectCluster, uniquePrefix } from '../harness/clients.js';
+
+const WORKER = fileURLToPath(new URL('./consume-worker.ts', import.meta.url));
+const POLICY = { limit: 100, window: '1h' } as const;
+
+async function startWorker(
+  prefix: string,
+  calls: number,
+): Promise<{ child: ChildProcess; result: Promise<number> }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', WORKER, inject('redisUrl'), prefix, String(calls)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  let output = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', () => output.includes('ready\n') && resolve());
+    child.once('exit', (code) => reject(new Error(`worker exited early with ${code}`)));
+  });
+  await ready;
+  const result = once(child, 'exit').then(([code]) => {
+    if (code !== 0) throw new Error(`worker exited with ${code}`);
+    return (
+      JSON.parse(output.split('\n').find((line) => line.startsWith('{')) ?? '{}') as { allowed: number }
+    ).allowed;
+  });
+  return { child, result };
+}
+
+async function raceInProcess(store: Store, calls: number): Promise<number> {
+  const limiter = createLimiter({ store, policies: POLICY });
+  const decisions = await Promise.all(Array.from({ length: calls }, () => limiter.consume('shared-key')));
+  return decisions.filter((d) => d.allowed).length;
+}
+
+describe('exactness under concurrency', () => {
+  it('4 processes × 500 concurrent consumes on one Redis key admit exactly 100', async () => {
+    const prefix = uniquePrefix('exactness');
+    const workers = await Promise.all(Array.from({ length: 4 }, () => startWorker(prefix, 500)));
+    for (const { child } of workers) child.stdin?.write('go\n');
+    const allowed = await Promise.all(workers.map((w) => w.result));
+    expect(allowed.reduce((sum, n) => sum + n, 0)).toBe(100);
+  }, 60_000);
+
+  it('2,000 concurrent consumes on a Redis Cluster admit exactly 100', async () => {
+    const cluster = connectCluster();
+    try {
+      const store = new RedisStore({ client: cluster, prefix: uniquePrefix('exactness-cluster') });
+      expect(await raceInProcess(store, 2000)).toBe(100);
+    } finally {
+      cluster.disconnect();
+    }
+  });
+
+  it('2,000 concurrent consumes on the memory store admit exactly 100', async () => {
+    expect(await raceInProcess(new MemoryStore(), 2000)).toBe(100);
+  });
+});

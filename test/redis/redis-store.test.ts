@@ -1,0 +1,100 @@
+/** RedisStore behaviour beyond the conformance table: script cache loss, errors, the server clock, keys. */
+import { createLimiter, hashIdentity, RedisStore } from '@tollgate/core';
+import type { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectCluster, connectRedis, uniquePrefix } from '../harness/clients.js';
+
+const redis: Redis = connectRedis();
+afterAll(() => redis.disconnect());
+
+/** Counts the calls made through a real client, passing each one on unchanged. */
+function countingClient(client: Redis) {
+  const calls = { evalsha: 0, eval: 0 };
+  return {
+    calls,
+    client: {
+      evalsha(...args: Parameters<Redis['evalsha']>) {
+        calls.evalsha++;
+        return client.evalsha(...args);
+      },
+      eval(...args: Parameters<Redis['eval']>) {
+        calls.eval++;
+        return client.eval(...args);
+      },
+      del: (...keys: string[]) => client.del(...keys),
+    },
+  };
+}
+
+describe('RedisStore', () => {
+  it('keeps working after SCRIPT FLUSH, falling back to EVAL once', async () => {
+    const { client, calls } = countingClient(redis);
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('noscript') }),
+      policies: { limit: 3, window: '1h' },
+    });
+    expect((await limiter.consume('k')).allowed).toBe(true);
+    await redis.script('FLUSH');
+    expect((await limiter.consume('k')).decidedBy.remaining).toBe(1);
+    expect((await limiter.consume('k')).decidedBy.remaining).toBe(0);
+    expect(calls).toEqual({ evalsha: 3, eval: calls.eval });
+    expect(calls.eval).toBeGreaterThanOrEqual(1);
+    expect(calls.eval).toBeLessThanOrEqual(2); // at most the first call (cold cache) and the one after FLUSH
+  });
+
+  it('does not retry errors other than NOSCRIPT', async () => {
+    const prefix = uniquePrefix('wrongtype');
+    const { client, calls } = countingClient(redis);
+    await redis.hset(`${prefix}{k}:1-per-1h`, 'not', 'a bucket');
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix }),
+      policies: { limit: 1, window: '1h' },
+    });
+    await limiter.peek('other'); // warm the script cache, so the next EVALSHA cannot be NOSCRIPT
+    const before = { ...calls };
+    await expect(limiter.consume('k')).rejects.toThrow(/WRONGTYPE/);
+    expect(calls).toEqual({ evalsha: before.evalsha + 1, eval: before.eval });
+  });
+
+  it("reads the Redis server's clock when none is injected", async () => {
+    const limiter = createLimiter({
+      store: new RedisStore({ client: redis, prefix: uniquePrefix('server-clock') }),
+      policies: { limit: 1, window: '1h' },
+    });
+    expect((await limiter.consume('k')).allowed).toBe(true);
+    const denied = await limiter.consume('k');
+    expect(denied.allowed).toBe(false);
+    expect(denied.retryAfterMs).toBeGreaterThan(3_590_000);
+    expect(denied.retryAfterMs).toBeLessThanOrEqual(3_600_000);
+  });
+
+  it('stores hashed identities and hash-tagged keys, never the secret', async () => {
+    const prefix = uniquePrefix('secret');
+    const limiter = createLimiter({
+      store: new RedisStore({ client: redis, prefix }),
+      policies: [
+        { limit: 5, window: '1s', name: 'burst' },
+        { limit: 100, window: '1h', name: 'hourly' },
+      ],
+      namespace: 'api',
+    });
+    const apiKey = 'sk_live_0123456789abcdef';
+    await limiter.consume(hashIdentity(apiKey));
+    const keys = (await redis.keys(`${prefix}*`)).sort();
+    expect(keys).toEqual([
+      `${prefix}{api:${hashIdentity(apiKey)}}:burst`,
+      `${prefix}{api:${hashIdentity(apiKey)}}:hourly`,
+    ]);
+    expect(keys.join()).not.toContain(apiKey);
+    const cluster = connectCluster();
+    const slots = await Promise.all(keys.map((key) => cluster.call('CLUSTER', 'KEYSLOT', key)));
+    cluster.disconnect();
+    expect(new Set(slots).size).toBe(1);
+  });
+
+  it('rejects bad options at construction', () => {
+    expect(() => new RedisStore({} as never)).toThrow(/needs \{ client \}/);
+    expect(() => new RedisStore({ client: redis, prefix: 'a{b' })).toThrow(/prefix/);
+    expect(() => new RedisStore({ client: redis, clock: 1 as never })).toThrow(/clock/);
+  });
+});

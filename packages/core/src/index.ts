@@ -1,6 +1,40 @@
 /** `@tollgate/core`: token-bucket rate limiting, exact under concurrency, in memory or on Redis. */
 export type { Decision, DecisionReason, PolicyDecision } from './decision.js';
 export { type Duration, type DurationUnit, formatDuration, parseDuration } from './duration.js';
+export { DEFAULT_IPV6_SUBNET, ipIdentity } from './http/client-ip.js';
+export {
+  createHeaderWriter,
+  HEADER_PROFILES,
+  type HeaderProfile,
+  type HeaderWriter,
+} from './http/headers.js';
+export { createHttpLimiter, type HttpLimiter } from './http/http-limiter.js';
+export {
+  type AdapterSettings,
+  type LimitedMessage,
+  mergeRateLimitOptions,
+  type PerRequest,
+  type RateLimitOptions,
+} from './http/options.js';
+export type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './http/outcome.js';
+export {
+  PROBLEM_JSON,
+  QUOTA_EXCEEDED_TYPE,
+  type QuotaExceededProblem,
+  quotaExceededProblem,
+} from './http/problem.js';
+export { RateLimitError } from './http/rate-limit-error.js';
+export {
+  type ByApiKeyOptions,
+  type ByIpOptions,
+  byApiKey,
+  byIp,
+  byUser,
+  firstOf,
+  type KeyFunction,
+  type RequestAccess,
+} from './http/request-keys.js';
+export type { Logger, WarningCode, WarningSwitches } from './http/warnings.js';
 export { boundIdentity, hashIdentity, MAX_IDENTITY_LENGTH } from './identity.js';
 export { type ConsumeOptions, createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';

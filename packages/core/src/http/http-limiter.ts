@@ -1,0 +1,175 @@
+/**
+ * The HTTP-shaped core every adapter calls: from a request to an outcome (key, cost, decision, headers),
+ * and from a limited request to its 429 answer. Adapters add only the framework's reading and writing.
+ */
+import type { Decision } from '../decision.js';
+import { createLimiter, type Limiter } from '../limiter.js';
+import type { Policy } from '../policy.js';
+import { createHeaderWriter, type HeaderWriter } from './headers.js';
+import {
+  type AdapterSettings,
+  type RateLimitOptions,
+  type ResolvedRateLimitOptions,
+  resolveRateLimitOptions,
+} from './options.js';
+import type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
+import { PROBLEM_JSON, quotaExceededProblem } from './problem.js';
+import { RateLimitError } from './rate-limit-error.js';
+import type { RequestAccess } from './request-keys.js';
+import { Warnings } from './warnings.js';
+
+/** A rate limiter for HTTP requests of one framework. Build once per middleware or route. */
+export interface HttpLimiter<Req> {
+  /** The limiter's name: its namespace in the store. */
+  readonly name: string;
+  /** Decides a request: skip, allow or limit, with the headers to send. Never charges twice. */
+  check(request: Req): Promise<RateLimitOutcome>;
+  /** The 429 answer for a limited request: the `message` option, else RFC 9457 problem details. */
+  rejection(request: Req, info: RateLimitInfo): Promise<RateLimitRejection>;
+}
+
+/** A limiter with the header writer for its policies, built together once. */
+interface BoundLimiter {
+  readonly limiter: Limiter;
+  readonly writeHeaders: HeaderWriter;
+}
+
+const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
+
+/** The identity of requests whose key function found nothing: they share one bucket rather than none. */
+const UNKNOWN_IDENTITY = 'unknown';
+
+/**
+ * Builds an adapter's limiter from the user's options; bad options throw here.
+ *
+ * @example
+ * // inside an adapter
+ * const limiter = createHttpLimiter(options, expressAccess, { adapter: '@tollgate/express', extraOptions: ['handler'] });
+ * const outcome = await limiter.check(req);
+ */
+export function createHttpLimiter<Req>(
+  options: RateLimitOptions<Req>,
+  access: RequestAccess<Req>,
+  settings: AdapterSettings,
+): HttpLimiter<Req> {
+  const config = resolveRateLimitOptions(options, settings);
+  const warnings = new Warnings(config.logger, config.warnings);
+  const limiterFor = boundLimiters(config);
+  let proxyWarningDue = true;
+
+  async function keyOf(request: Req): Promise<string> {
+    const identity = await config.key(request, access);
+    if (identity !== undefined && identity !== '') return identity;
+    if (access.ip(request) === undefined) {
+      warnings.once('TOLLGATE_MISSING_IP', 'the framework gave no client IP; such requests share one bucket');
+    } else {
+      warnings.once(
+        'TOLLGATE_MISSING_KEY',
+        'the key function returned nothing; such requests share one bucket',
+      );
+    }
+    return UNKNOWN_IDENTITY;
+  }
+
+  /** Warns once if X-Forwarded-For arrives but the framework ignored it (no trusted proxy). */
+  function checkProxySetup(request: Req): void {
+    const forwarded = access.header(request, 'x-forwarded-for') !== undefined;
+    if (!forwarded || access.ip(request) !== access.socketIp(request)) return;
+    proxyWarningDue = false;
+    warnings.once(
+      'TOLLGATE_UNTRUSTED_FORWARDED_FOR',
+      'X-Forwarded-For arrived but the app does not trust proxies, so every client behind a proxy shares one ' +
+        "bucket. If the app is behind a proxy, set Express 'trust proxy', Fastify trustProxy or Koa app.proxy.",
+    );
+  }
+
+  return {
+    name: config.name,
+
+    async check(request) {
+      if (config.skip && (await config.skip(request))) return SKIPPED;
+      if (proxyWarningDue) checkProxySetup(request);
+      const identity = await keyOf(request);
+      const cost = typeof config.cost === 'function' ? await config.cost(request) : config.cost;
+      validateCost(cost, settings.adapter);
+      const bound = await limiterFor(request);
+      let decision: Decision;
+      try {
+        decision = await withTimeout(bound.limiter.consume(identity, { cost }), config.timeoutMs);
+      } catch (error) {
+        warnings.storeError(error, config.failOpen);
+        return config.failOpen ? SKIPPED : { kind: 'error', headers: {}, error };
+      }
+      const info: RateLimitInfo = { limiter: config.name, decision };
+      const headers = bound.writeHeaders(decision, Date.now());
+      if (decision.allowed) return { kind: 'allowed', headers, info };
+      if (config.throwOnLimit) return { kind: 'error', headers, error: new RateLimitError(headers, info) };
+      return { kind: 'limited', headers, info };
+    },
+
+    async rejection(request, info) {
+      const message =
+        typeof config.message === 'function' ? await config.message(request, info) : config.message;
+      if (typeof message === 'string')
+        return { status: 429, contentType: 'text/plain; charset=utf-8', body: message };
+      if (message !== undefined)
+        return { status: 429, contentType: 'application/json; charset=utf-8', body: JSON.stringify(message) };
+      return {
+        status: 429,
+        contentType: PROBLEM_JSON,
+        body: JSON.stringify(quotaExceededProblem(info.decision)),
+      };
+    },
+  };
+}
+
+/**
+ * The limiter for a request: one, built now, for static policies; for `limit` as a function, one per
+ * distinct limit, built on first use and kept (plans are few).
+ */
+function boundLimiters<Req>(
+  config: ResolvedRateLimitOptions<Req>,
+): (request: Req) => BoundLimiter | Promise<BoundLimiter> {
+  const bind = (policies: Policy | readonly Policy[]): BoundLimiter => {
+    const limiter = createLimiter({ store: config.store, policies, namespace: config.name });
+    return {
+      limiter,
+      writeHeaders: createHeaderWriter(config.headers, config.legacyHeaders, limiter.policies),
+    };
+  };
+  const { policies, policyOf } = config;
+  if (policies !== undefined) {
+    const bound = bind(policies);
+    return () => bound;
+  }
+  const byLimit = new Map<number, BoundLimiter>();
+  return async (request) => {
+    const policy = await (policyOf as NonNullable<typeof policyOf>)(request);
+    let bound = byLimit.get(policy.limit);
+    if (bound === undefined) {
+      bound = bind(policy);
+      byLimit.set(policy.limit, bound);
+    }
+    return bound;
+  };
+}
+
+function validateCost(cost: unknown, adapter: string): asserts cost is number {
+  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost <= 0) {
+    throw new TypeError(`${adapter}: the cost function must return a positive number; got ${String(cost)}`);
+  }
+}
+
+/** The store's answer, or a rejection once `timeoutMs` has passed (the late answer is then ignored). */
+function withTimeout<T>(pending: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+  if (timeoutMs === undefined) return pending;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`rate-limit store did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    timer.unref();
+  });
+  return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
+}

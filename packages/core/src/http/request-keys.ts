@@ -1,0 +1,122 @@
+/** Who is limited: key functions that turn a request into an identity, the same in every framework. */
+import { hashIdentity } from '../identity.js';
+import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
+
+/**
+ * How the core reads a framework's request. Each adapter provides one, built once; key functions use it
+ * so they work unchanged in Express, Fastify and Koa.
+ */
+export interface RequestAccess<Req> {
+  /** The client IP as the framework resolved it through its own trusted-proxy setting. */
+  ip(request: Req): string | undefined;
+  /** The address of the peer socket (the proxy, when there is one). */
+  socketIp(request: Req): string | undefined;
+  /** The first value of a request header; `name` is lower case. */
+  header(request: Req, name: string): string | undefined;
+}
+
+/**
+ * Turns a request into the identity it is limited by. Return `undefined` when the function does not
+ * apply (no user, no API key), so {@link firstOf} can try the next. May be async.
+ *
+ * @example
+ * const byTenant: KeyFunction<Request> = (req) => req.headers['x-tenant-id'] as string | undefined;
+ */
+export type KeyFunction<Req> = (
+  request: Req,
+  access: RequestAccess<Req>,
+) => string | undefined | Promise<string | undefined>;
+
+/** Options of {@link byIp}. */
+export interface ByIpOptions {
+  /**
+   * IPv6 clients are grouped by this prefix length, since one user usually holds a whole subnet.
+   * `false` (or 128) keys each address alone. Default: `56`.
+   */
+  ipv6Subnet?: number | false;
+}
+
+/**
+ * Limits by client IP: the default. The IP is the framework's (`req.ip`, `request.ip`, `ctx.ip`), so it
+ * follows `trust proxy` / `trustProxy` / `app.proxy`; `X-Forwarded-For` is never read here.
+ *
+ * @example
+ * rateLimit({ limit: 100, window: '1m', key: byIp({ ipv6Subnet: 64 }) });
+ */
+export function byIp<Req = unknown>(options: ByIpOptions = {}): KeyFunction<Req> {
+  const { ipv6Subnet = DEFAULT_IPV6_SUBNET } = options;
+  if (ipv6Subnet !== false && (!Number.isInteger(ipv6Subnet) || ipv6Subnet < 1 || ipv6Subnet > 128)) {
+    throw new TypeError(
+      `byIp ipv6Subnet must be a whole number from 1 to 128, or false; got ${String(ipv6Subnet)}`,
+    );
+  }
+  return function byIp(request, access) {
+    return ipIdentity(access.ip(request), ipv6Subnet);
+  };
+}
+
+/** Options of {@link byApiKey}. */
+export interface ByApiKeyOptions {
+  /**
+   * The header that carries the key. With `'authorization'`, only the `Bearer` scheme's token is used.
+   * Default: `'x-api-key'`.
+   */
+  header?: string;
+}
+
+/**
+ * Limits by API key. The key is hashed (SHA-256) before it goes anywhere: it never reaches the store or a
+ * log in plain text. Returns `undefined` when the request carries no key.
+ *
+ * @example
+ * rateLimit({ limit: 1000, window: '1h', key: firstOf(byApiKey({ header: 'authorization' }), byIp()) });
+ */
+export function byApiKey<Req = unknown>(options: ByApiKeyOptions = {}): KeyFunction<Req> {
+  const { header = 'x-api-key' } = options;
+  if (typeof header !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(header)) {
+    throw new TypeError(`byApiKey header must be a header name; got ${String(header)}`);
+  }
+  const name = header.toLowerCase();
+  const bearer = name === 'authorization';
+  return function byApiKey(request, access) {
+    const value = access.header(request, name)?.trim();
+    const secret = bearer ? /^Bearer\s+(\S+)$/i.exec(value ?? '')?.[1] : value;
+    return secret ? `key:${hashIdentity(secret)}` : undefined;
+  };
+}
+
+/**
+ * Limits by user: `userOf` returns the user's id, or `undefined` for anonymous requests.
+ *
+ * @example
+ * byUser((req) => req.user?.id)            // Express, Fastify
+ * byUser((ctx) => ctx.state.user?.id)      // Koa
+ */
+export function byUser<Req = unknown>(
+  userOf: (request: Req) => string | number | undefined | null | Promise<string | number | undefined | null>,
+): KeyFunction<Req> {
+  if (typeof userOf !== 'function') throw new TypeError('byUser needs a function returning the user id');
+  return async function byUser(request) {
+    const id = await userOf(request);
+    return id === undefined || id === null || id === '' ? undefined : `user:${id}`;
+  };
+}
+
+/**
+ * The first key function that applies: e.g. the user when signed in, else the API key, else the IP.
+ *
+ * @example
+ * firstOf(byUser((req) => req.user?.id), byApiKey(), byIp())
+ */
+export function firstOf<Req = unknown>(...keys: KeyFunction<Req>[]): KeyFunction<Req> {
+  if (keys.length === 0 || keys.some((key) => typeof key !== 'function')) {
+    throw new TypeError('firstOf needs one or more key functions');
+  }
+  return async function firstOf(request, access) {
+    for (const key of keys) {
+      const identity = await key(request, access);
+      if (identity !== undefined) return identity;
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Setups that are valid but probably wrong, reported once each through an injectable logger with a stable
+ * code, so they can be searched for, documented and switched off one by one.
+ */
+
+/** The codes of Tollgate's warnings. Each is explained in the core README under its code. */
+export type WarningCode =
+  /** `X-Forwarded-For` arrived but the app does not trust proxies: every client may share one bucket. */
+  | 'TOLLGATE_UNTRUSTED_FORWARDED_FOR'
+  /** The framework gave no client IP (e.g. a closed socket): the request was limited under `unknown`. */
+  | 'TOLLGATE_MISSING_IP'
+  /** The key function returned nothing: the request was limited under `unknown`. */
+  | 'TOLLGATE_MISSING_KEY'
+  /** The store failed or timed out; with `failOpen` the request went through unlimited. */
+  | 'TOLLGATE_STORE_ERROR';
+
+/** Where warnings and errors go. `console` fits; so does a pino or Fastify logger. */
+export interface Logger {
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** `true`/`false` for all warnings, or per code. Default: all on. */
+export type WarningSwitches = boolean | Partial<Record<WarningCode, boolean>>;
+
+/** Store errors repeat while the store is down: one line per interval, with a count of the rest. */
+const STORE_ERROR_INTERVAL_MS = 10_000;
+
+/** Reports each warning code once, and store errors at most once per interval. */
+export class Warnings {
+  readonly #logger: Logger;
+  readonly #switches: WarningSwitches;
+  readonly #reported = new Set<WarningCode>();
+  #lastStoreErrorMs = Number.NEGATIVE_INFINITY;
+  #suppressedStoreErrors = 0;
+
+  constructor(logger: Logger, switches: WarningSwitches) {
+    this.#logger = logger;
+    this.#switches = switches;
+  }
+
+  /** Logs `message` under `code` the first time only. */
+  once(code: Exclude<WarningCode, 'TOLLGATE_STORE_ERROR'>, message: string): void {
+    if (this.#reported.has(code) || !this.#enabled(code)) return;
+    this.#reported.add(code);
+    this.#logger.warn(`[${code}] ${message}`);
+  }
+
+  /** Logs a store failure, throttled while failures repeat. */
+  storeError(error: unknown, failOpen: boolean): void {
+    if (!this.#enabled('TOLLGATE_STORE_ERROR')) return;
+    const nowMs = Date.now();
+    if (nowMs - this.#lastStoreErrorMs < STORE_ERROR_INTERVAL_MS) {
+      this.#suppressedStoreErrors++;
+      return;
+    }
+    const suppressed = this.#suppressedStoreErrors
+      ? ` (${this.#suppressedStoreErrors} more since the last report)`
+      : '';
+    this.#lastStoreErrorMs = nowMs;
+    this.#suppressedStoreErrors = 0;
+    const outcome = failOpen ? 'requests pass unlimited' : 'requests fail';
+    const reason = error instanceof Error ? error.message : String(error);
+    this.#logger.error(`[TOLLGATE_STORE_ERROR] rate-limit store failed, ${outcome}: ${reason}${suppressed}`);
+  }
+
+  #enabled(code: WarningCode): boolean {
+    const switches = this.#switches;
+    return typeof switches === 'boolean' ? switches : switches[code] !== false;
+  }
+}

@@ -1,0 +1,71 @@
+/** `@tollgate/express`: Tollgate as Express middleware (Express 4 and 5). */
+import {
+  createHttpLimiter,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  type RateLimitOutcome,
+  type RequestAccess,
+} from '@tollgate/core';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+
+/** Options of {@link rateLimit}: the shared Tollgate options plus an Express `handler`. */
+export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
+  /**
+   * Answers a limited request instead of the default 429 problem details. The rate-limit headers
+   * (`Retry-After` included) are already set on `res`.
+   */
+  handler?: (req: Request, res: Response, next: NextFunction, info: RateLimitInfo) => unknown;
+}
+
+const expressAccess: RequestAccess<Request> = {
+  ip: (req) => req.ip,
+  socketIp: (req) => req.socket.remoteAddress,
+  header: (req, name) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  },
+};
+
+/**
+ * Rate-limiting middleware. Use it app-wide, on a router, or on one route; each call is its own
+ * limiter with its own buckets (unless two share a `name`).
+ *
+ * @example
+ * app.use(rateLimit({ limit: 100, window: '1m' }));
+ * app.post('/login', rateLimit({ limit: 5, window: '15m', store }), login);
+ */
+export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
+  const limiter = createHttpLimiter(options, expressAccess, { adapter: '@tollgate/express' });
+  const handler = options.handler;
+
+  return async function rateLimit(req: Request, res: Response, next: NextFunction) {
+    let outcome: RateLimitOutcome;
+    try {
+      outcome = await limiter.check(req);
+    } catch (error) {
+      return next(error);
+    }
+    if (outcome.kind === 'skipped') return next();
+    res.set(outcome.headers);
+    if (outcome.kind === 'allowed') return next();
+    if (outcome.kind === 'error') return next(outcome.error);
+    try {
+      if (handler) return await handler(req, res, next, outcome.info);
+      const { status, contentType, body } = await limiter.rejection(req, outcome.info);
+      res.status(status).type(contentType).send(body);
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+export type { HeaderProfile, KeyFunction, Policy, RateLimitInfo, Store } from '@tollgate/core';
+export {
+  byApiKey,
+  byIp,
+  byUser,
+  firstOf,
+  MemoryStore,
+  RateLimitError,
+  RedisStore,
+} from '@tollgate/core';

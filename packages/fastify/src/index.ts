@@ -1,0 +1,132 @@
+/**
+ * `@tollgate/fastify`: Tollgate as a Fastify plugin (Fastify 4 and 5), with per-route
+ * `config.rateLimit` options or `false`.
+ */
+import {
+  createHttpLimiter,
+  type HttpLimiter,
+  mergeRateLimitOptions,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  type RequestAccess,
+} from '@tollgate/core';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+
+/** Options of a limiter: the shared Tollgate options plus a Fastify `handler`. */
+export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest> {
+  /**
+   * Answers a limited request instead of the default 429 problem details. The rate-limit headers
+   * (`Retry-After` included) are already set on `reply`.
+   */
+  handler?: (request: FastifyRequest, reply: FastifyReply, info: RateLimitInfo) => unknown;
+}
+
+/** The lifecycle hook the check runs in. */
+export type RateLimitHook = 'onRequest' | 'preValidation' | 'preHandler';
+
+/** Options of the {@link tollgate} plugin: the app-wide limiter, which routes inherit from. */
+export interface TollgatePluginOptions extends Partial<FastifyRateLimitOptions> {
+  /**
+   * `true`: every route registered after the plugin is limited (by one shared limiter, unless the route
+   * has its own `config.rateLimit`). `false`: only routes with `config.rateLimit` are. Default: `true`.
+   */
+  global?: boolean;
+  /**
+   * When the check runs. `'onRequest'` (default) is cheapest; use `'preHandler'` to key by a user that an
+   * authentication hook sets.
+   */
+  hook?: RateLimitHook;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** This route's rate limit: options over the plugin's, or `false` for none. */
+    rateLimit?: Partial<FastifyRateLimitOptions> | false;
+  }
+}
+
+const HOOKS: readonly RateLimitHook[] = ['onRequest', 'preValidation', 'preHandler'];
+
+const fastifyAccess: RequestAccess<FastifyRequest> = {
+  ip: (request) => request.ip || undefined,
+  socketIp: (request) => request.socket?.remoteAddress,
+  header: (request, name) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  },
+};
+
+const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify, options) => {
+  const { global = true, hook = 'onRequest', ...base } = options;
+  if (typeof global !== 'boolean') throw new TypeError('@tollgate/fastify: global must be true or false');
+  if (!HOOKS.includes(hook))
+    throw new TypeError(`@tollgate/fastify: hook must be one of ${HOOKS.join(', ')}`);
+  const settings = (nameSeed?: string) => ({
+    adapter: '@tollgate/fastify',
+    logger: fastify.log,
+    ...(nameSeed ? { nameSeed } : {}),
+  });
+  const appLimiter = global ? createHttpLimiter(base, fastifyAccess, settings()) : undefined;
+  const appHook = appLimiter && rateLimitHook(appLimiter, base.handler);
+  // Fastify adds a HEAD route for each GET with the same config object: one limiter serves both.
+  const routeHooks = new WeakMap<object, ReturnType<typeof rateLimitHook>>();
+
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    const own = route.config?.rateLimit;
+    if (own === false || (own === undefined && appHook === undefined)) return;
+    let check = own === undefined ? appHook : routeHooks.get(own);
+    if (check === undefined && own !== undefined) {
+      const merged = mergeRateLimitOptions(base, own) as FastifyRateLimitOptions;
+      check = rateLimitHook(
+        createHttpLimiter(merged, fastifyAccess, settings(`${route.method} ${route.url}`)),
+        merged.handler,
+      );
+      routeHooks.set(own, check);
+    }
+    // First in its hook, so a limited request costs as little as possible.
+    route[hook] = [check, ...toArray(route[hook])] as never;
+  });
+};
+
+function rateLimitHook(limiter: HttpLimiter<FastifyRequest>, handler: FastifyRateLimitOptions['handler']) {
+  return async function rateLimit(request: FastifyRequest, reply: FastifyReply) {
+    const outcome = await limiter.check(request);
+    if (outcome.kind === 'skipped') return;
+    reply.headers(outcome.headers);
+    if (outcome.kind === 'allowed') return;
+    if (outcome.kind === 'error') throw outcome.error;
+    if (handler) {
+      await handler(request, reply, outcome.info);
+      return reply;
+    }
+    const { status, contentType, body } = await limiter.rejection(request, outcome.info);
+    return reply.code(status).type(contentType).send(body);
+  };
+}
+
+function toArray<T>(value: T | T[] | undefined): T[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+/**
+ * The plugin. Register it before the routes it should limit.
+ *
+ * @example
+ * await app.register(tollgate, { limit: 100, window: '1m', store });
+ * app.get('/search', { config: { rateLimit: { limit: 10, window: '1s' } } }, search);
+ * app.get('/health', { config: { rateLimit: false } }, health);
+ */
+export const tollgate = fp(tollgatePlugin, { fastify: '4.x || 5.x', name: '@tollgate/fastify' });
+
+export type { HeaderProfile, KeyFunction, Policy, RateLimitInfo, Store } from '@tollgate/core';
+export {
+  byApiKey,
+  byIp,
+  byUser,
+  firstOf,
+  MemoryStore,
+  RateLimitError,
+  RedisStore,
+} from '@tollgate/core';

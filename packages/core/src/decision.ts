@@ -1,5 +1,6 @@
 /** Decisions: what a limiter answers, derived from bucket levels by one function for every store. */
 import type { ResolvedPolicy } from './policy.js';
+import type { BucketResult } from './store.js';
 
 /** One policy's part of a {@link Decision}. */
 export interface PolicyDecision {
@@ -48,15 +49,13 @@ export interface Decision {
   readonly decidedBy: PolicyDecision;
   /** Every policy's state, in the limiter's policy order. */
   readonly policies: readonly PolicyDecision[];
+  /** When the store decided, by the store's clock (the Redis server's for `RedisStore`), in ms since the epoch. */
+  readonly decidedAtMs: number;
 }
 
 /** Builds the {@link Decision} for a store's answer. */
-export function decide(
-  policies: readonly ResolvedPolicy[],
-  levelUnits: readonly number[],
-  cost: number,
-  applied: boolean,
-): Decision {
+export function decide(policies: readonly ResolvedPolicy[], result: BucketResult, cost: number): Decision {
+  const { applied, levelUnits, nowMs } = result;
   const states = policies.map((policy, i) => describePolicy(policy, levelUnits[i] as number, cost));
   const overCapacity = states.some((state) => state.retryAfterMs === undefined);
   const allowed = applied && !overCapacity;
@@ -68,6 +67,7 @@ export function decide(
     retryAfterMs: allowed ? 0 : decidedBy.retryAfterMs,
     decidedBy,
     policies: states,
+    decidedAtMs: nowMs,
   };
 }
 

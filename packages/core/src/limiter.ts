@@ -73,13 +73,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const cost = costOf(requestedCost);
     // A cost some bucket can never hold is only looked at: charging the others would break all-or-none.
     const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;
-    const { applied, levelUnits } = await store.update({
+    const result = await store.update({
       key: keyOf(key),
       policies,
       cost,
       mode: effectiveMode,
     });
-    return decide(policies, levelUnits, cost, applied);
+    return decide(policies, result, cost);
   }
 
   return {

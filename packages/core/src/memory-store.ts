@@ -60,7 +60,7 @@ export class MemoryStore implements Store {
       if (write === null) this.#buckets.delete(k);
       else this.#write(k, { ...write.state, fullAtMs: nowMs + write.ttlMs }, nowMs);
     });
-    return { applied, levelUnits };
+    return { applied, nowMs, levelUnits };
   }
 
   /** {@inheritDoc Store.reset} */

@@ -65,8 +65,8 @@ export class RedisStore implements Store {
   async update({ key, policies, cost, mode }: BucketRequest): Promise<BucketResult> {
     const nowArg = this.#clock ? String(Math.floor(this.#clock())) : '';
     const args = [...this.#keys(key, policies), nowArg, cost, mode, ...this.#argsOf(policies)];
-    const reply = (await this.#run(policies.length, args)) as [number, ...string[]];
-    return { applied: reply[0] === 1, levelUnits: reply.slice(1).map(Number) };
+    const reply = (await this.#run(policies.length, args)) as [number, number, ...string[]];
+    return { applied: reply[0] === 1, nowMs: reply[1], levelUnits: reply.slice(2).map(Number) };
   }
 
   /** {@inheritDoc Store.reset} */

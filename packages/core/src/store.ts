@@ -25,6 +25,8 @@ export interface BucketRequest {
 export interface BucketResult {
   /** `consume`: every bucket had `cost` and was charged. `peek`: they would have been. `refund`: true. */
   readonly applied: boolean;
+  /** The store's clock when it decided, in ms since the epoch (the Redis server's, for `RedisStore`). */
+  readonly nowMs: number;
   /** Each policy's bucket level in units after the operation, in policy order. */
   readonly levelUnits: readonly number[];
 }

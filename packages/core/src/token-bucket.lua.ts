@@ -10,7 +10,7 @@
  * ARGV[3]   mode: 'consume', 'peek' or 'refund'.
  * ARGV[1+3i .. 3+3i]  policy i: limit (units refilled per ms), windowMs (units per token), capacityUnits.
  *
- * Returns { applied (1 or 0), levelUnits of policy 1, ..., of policy n }, levels as strings formatted
+ * Returns { applied (1 or 0), now, levelUnits of policy 1, ..., of policy n }, levels as strings formatted
  * with %.17g: a Lua number returned as a number would be truncated to an integer reply.
  */
 export const TOKEN_BUCKET_LUA = `
@@ -44,9 +44,9 @@ for i = 1, n do
   if level[i] < cost * window[i] then enough = false end
 end
 
-local result = { enough and 1 or 0 }
+local result = { enough and 1 or 0, now }
 if mode == 'peek' or (mode == 'consume' and not enough) then
-  for i = 1, n do result[i + 1] = string.format('%.17g', level[i]) end
+  for i = 1, n do result[i + 2] = string.format('%.17g', level[i]) end
   return result
 end
 
@@ -60,7 +60,7 @@ for i = 1, n do
     local ttl = at[i] - now + math.ceil((capacity[i] - level[i]) / limit[i])
     redis.call('SET', KEYS[i], string.format('%.17g', level[i]) .. ':' .. string.format('%.17g', at[i]), 'PX', string.format('%d', ttl))
   end
-  result[i + 1] = string.format('%.17g', level[i])
+  result[i + 2] = string.format('%.17g', level[i])
 end
 result[1] = 1
 return result

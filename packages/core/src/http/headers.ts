@@ -22,12 +22,12 @@ export type HeaderProfile = 'draft-10' | 'draft-7' | 'draft-6' | false;
 export const HEADER_PROFILES: readonly HeaderProfile[] = ['draft-10', 'draft-7', 'draft-6', false];
 
 /** Writes the headers of one decision; built once per set of policies. */
-export type HeaderWriter = (decision: Decision, nowMs: number) => Record<string, string>;
+export type HeaderWriter = (decision: Decision) => Record<string, string>;
 
 /**
  * Builds the header writer for a profile and a set of policies; constant parts are computed here, once.
  * `legacy` adds `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` — the reset as Unix
- * epoch seconds, as GitHub's API sends it (not the seconds-from-now of the drafts).
+ * epoch seconds, as GitHub's API sends it (not the seconds-from-now of the drafts), by the store's clock.
  */
 export function createHeaderWriter(
   profile: HeaderProfile,
@@ -35,13 +35,13 @@ export function createHeaderWriter(
   policies: readonly ResolvedPolicy[],
 ): HeaderWriter {
   const standard = standardWriter(profile, policies);
-  return function writeHeaders(decision, nowMs) {
+  return function writeHeaders(decision) {
     const headers = standard(decision);
     if (legacy) {
       const { limit, remaining, resetMs } = decision.decidedBy;
       headers['X-RateLimit-Limit'] = String(limit);
       headers['X-RateLimit-Remaining'] = String(remaining);
-      headers['X-RateLimit-Reset'] = String(Math.ceil((nowMs + resetMs) / 1000));
+      headers['X-RateLimit-Reset'] = String(Math.ceil((decision.decidedAtMs + resetMs) / 1000));
     }
     if (!decision.allowed && decision.retryAfterMs !== undefined) {
       headers['Retry-After'] = String(seconds(decision.retryAfterMs));

@@ -101,7 +101,7 @@ export function createHttpLimiter<Req>(
         return config.failOpen ? SKIPPED : { kind: 'error', headers: {}, error };
       }
       const info: RateLimitInfo = { limiter: config.name, decision };
-      const headers = bound.writeHeaders(decision, Date.now());
+      const headers = bound.writeHeaders(decision);
       if (decision.allowed) return { kind: 'allowed', headers, info };
       if (config.throwOnLimit) return { kind: 'error', headers, error: new RateLimitError(headers, info) };
       return { kind: 'limited', headers, info };

@@ -1,0 +1,304 @@
+/**
+ * The adapter scenario table: each scenario describes an app and the requests it gets, and runs unchanged
+ * on every framework driver and store. Same input, same headers and bodies, in all three frameworks.
+ */
+import { byApiKey, byUser, firstOf, QUOTA_EXCEEDED_TYPE } from '@tollgate/core';
+import { expect } from 'vitest';
+import type { ManualClock } from '../harness/manual-clock.js';
+import type { AppSpec, RequestReader, TestApp } from './app-spec.js';
+import { draft7, draft10, jsonBody, retryAfterSeconds } from './parse-headers.js';
+
+export interface ScenarioContext {
+  readonly clock: ManualClock;
+  /** Lines the limiters logged, warnings and errors alike. */
+  readonly logged: string[];
+  /** The Redis keys the scenario's store wrote, when the store is Redis. */
+  readonly storedKeys?: () => Promise<string[]>;
+}
+
+export interface AdapterScenario {
+  readonly name: string;
+  spec(read: RequestReader): AppSpec;
+  run(app: TestApp, context: ScenarioContext): Promise<void>;
+}
+
+async function statuses(app: TestApp, count: number, path = '/a', headers: Record<string, string> = {}) {
+  const codes: number[] = [];
+  for (let i = 0; i < count; i++) codes.push((await app.send('GET', path, headers)).status);
+  return codes;
+}
+
+export const adapterScenarios: AdapterScenario[] = [
+  {
+    name: 'allows up to the limit, then answers 429 with problem details and Retry-After',
+    spec: () => ({ global: { limit: 3, window: '1m', name: 'site' } }),
+    async run(app) {
+      for (const remaining of [2, 1, 0]) {
+        const ok = await app.send('GET', '/a');
+        expect(ok.status).toBe(200);
+        expect(draft10(ok, 'ratelimit')).toEqual({ '3-per-1m': { r: remaining, t: (3 - remaining) * 20 } });
+        expect(draft10(ok, 'ratelimit-policy')).toEqual({ '3-per-1m': { q: 3, w: 60 } });
+        expect(retryAfterSeconds(ok)).toBeUndefined();
+      }
+      const limited = await app.send('GET', '/b');
+      expect(limited.status).toBe(429);
+      expect(retryAfterSeconds(limited)).toBe(20); // one token every 60 s / 3
+      expect(limited.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(jsonBody(limited)).toMatchObject({
+        type: QUOTA_EXCEEDED_TYPE,
+        status: 429,
+        'violated-policies': ['3-per-1m'],
+        detail: 'Too many requests: retry in 20 seconds.',
+      });
+    },
+  },
+  {
+    name: 'Retry-After is honest: waiting it out is enough, waiting less is not',
+    spec: () => ({ global: { limit: 1, window: '10s' } }),
+    async run(app, { clock }) {
+      expect(await statuses(app, 2)).toEqual([200, 429]);
+      clock.advance(9_999);
+      const early = await app.send('GET', '/a');
+      expect(early.status).toBe(429);
+      expect(retryAfterSeconds(early)).toBe(1); // 1 ms left, rounded up
+      clock.advance(1);
+      expect((await app.send('GET', '/a')).status).toBe(200);
+    },
+  },
+  {
+    name: 'a per-route limit applies to its route only',
+    spec: () => ({
+      global: { limit: 10, window: '1m' },
+      routes: [{ method: 'POST', path: '/login', limit: { limit: 2, window: '15m' } }],
+    }),
+    async run(app) {
+      const logins = [];
+      for (let i = 0; i < 3; i++) logins.push(await app.send('POST', '/login'));
+      expect(logins.map((r) => r.status)).toEqual([200, 200, 429]);
+      expect(draft10(logins[2] as never, 'ratelimit-policy')).toEqual({ '2-per-15m': { q: 2, w: 900 } });
+      expect(retryAfterSeconds(logins[2] as never)).toBe(450);
+      expect((await app.send('GET', '/a')).status).toBe(200);
+    },
+  },
+  {
+    name: 'a route opted out is never limited and gets no headers',
+    spec: () => ({
+      global: { limit: 1, window: '1h' },
+      routes: [{ method: 'GET', path: '/health', limit: false }],
+    }),
+    async run(app) {
+      for (let i = 0; i < 5; i++) {
+        const response = await app.send('GET', '/health');
+        expect(response.status).toBe(200);
+        expect(response.headers.ratelimit).toBeUndefined();
+      }
+      expect(await statuses(app, 2)).toEqual([200, 429]);
+    },
+  },
+  {
+    name: 'several policies are charged together and all are reported',
+    spec: () => ({
+      global: {
+        policies: [
+          { limit: 2, window: '1s', name: 'burst' },
+          { limit: 3, window: '1h', name: 'hourly' },
+        ],
+      },
+    }),
+    async run(app, { clock }) {
+      expect(await statuses(app, 2)).toEqual([200, 200]);
+      const byBurst = await app.send('GET', '/a');
+      expect(byBurst.status).toBe(429);
+      expect(draft10(byBurst, 'ratelimit-policy')).toEqual({
+        burst: { q: 2, w: 1 },
+        hourly: { q: 3, w: 3600 },
+      });
+      expect(draft10(byBurst, 'ratelimit')).toEqual({ burst: { r: 0, t: 1 }, hourly: { r: 1, t: 2400 } });
+      expect(jsonBody(byBurst)['violated-policies']).toEqual(['burst']);
+      clock.advance(1000);
+      expect(await statuses(app, 2)).toEqual([200, 429]); // hourly had one left; burst was not charged for the 429
+      const byHourly = await app.send('GET', '/a');
+      expect(jsonBody(byHourly)['violated-policies']).toEqual(['hourly']);
+      expect(retryAfterSeconds(byHourly)).toBe(1199); // 20 min per token, 1 s of it refilled
+    },
+  },
+  {
+    name: 'skip lets requests through uncounted and without headers',
+    spec: (read) => ({
+      global: { limit: 1, window: '1h', skip: (req) => read.header(req, 'x-internal') === 'yes' },
+    }),
+    async run(app) {
+      for (let i = 0; i < 3; i++) {
+        const skipped = await app.send('GET', '/a', { 'x-internal': 'yes' });
+        expect(skipped.status).toBe(200);
+        expect(skipped.headers.ratelimit).toBeUndefined();
+      }
+      expect(await statuses(app, 2)).toEqual([200, 429]);
+    },
+  },
+  {
+    name: 'cost from the request charges several tokens; a cost beyond capacity is refused without Retry-After',
+    spec: (read) => ({
+      global: { limit: 5, window: '1m', cost: async (req) => Number(read.header(req, 'x-cost') ?? 1) },
+    }),
+    async run(app) {
+      const first = await app.send('GET', '/a', { 'x-cost': '3' });
+      expect(draft10(first, 'ratelimit')['5-per-1m']).toMatchObject({ r: 2 });
+      const second = await app.send('GET', '/a', { 'x-cost': '3' });
+      expect(second.status).toBe(429);
+      expect(retryAfterSeconds(second)).toBe(12); // 1 token short at 5 per minute
+      const tooBig = await app.send('GET', '/a', { 'x-cost': '6' });
+      expect(tooBig.status).toBe(429);
+      expect(retryAfterSeconds(tooBig)).toBeUndefined();
+      expect(jsonBody(tooBig).detail).toMatch(/costs 6 tokens, more than .* can ever hold \(5\)/);
+      expect((await app.send('GET', '/a', { 'x-cost': '2' })).status).toBe(200);
+    },
+  },
+  {
+    name: 'IPv6 clients are grouped by /56; IPv4-mapped addresses count as IPv4',
+    spec: () => ({ trustProxy: true, global: { limit: 1, window: '1h' } }),
+    async run(app) {
+      const from = (ip: string) => app.send('GET', '/a', { 'x-forwarded-for': ip });
+      expect((await from('2001:db8:1:100::1')).status).toBe(200);
+      expect((await from('2001:db8:1:1ff:ffff::2')).status).toBe(429); // same /56
+      expect((await from('2001:db8:1:200::1')).status).toBe(200); // next /56
+      expect((await from('203.0.113.7')).status).toBe(200);
+      expect((await from('::ffff:203.0.113.7')).status).toBe(429); // the same IPv4 client
+    },
+  },
+  {
+    name: 'with trusted proxies, each forwarded client has its own bucket',
+    spec: () => ({ trustProxy: true, global: { limit: 1, window: '1h' } }),
+    async run(app, { logged }) {
+      for (const ip of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) {
+        expect((await app.send('GET', '/a', { 'x-forwarded-for': ip })).status).toBe(200);
+      }
+      expect((await app.send('GET', '/a', { 'x-forwarded-for': '198.51.100.1' })).status).toBe(429);
+      expect(logged.join('\n')).not.toContain('TOLLGATE_UNTRUSTED_FORWARDED_FOR');
+    },
+  },
+  {
+    name: 'without trusted proxies, a spoofed X-Forwarded-For does not buy a new bucket, and is warned about once',
+    spec: () => ({ trustProxy: false, global: { limit: 1, window: '1h' } }),
+    async run(app, { logged }) {
+      expect((await app.send('GET', '/a', { 'x-forwarded-for': '198.51.100.1' })).status).toBe(200);
+      expect((await app.send('GET', '/a', { 'x-forwarded-for': '198.51.100.2' })).status).toBe(429);
+      expect((await app.send('GET', '/a', { 'x-forwarded-for': '198.51.100.3' })).status).toBe(429);
+      expect(logged.filter((line) => line.includes('[TOLLGATE_UNTRUSTED_FORWARDED_FOR]'))).toHaveLength(1);
+    },
+  },
+  {
+    name: 'API keys have buckets of their own and are stored only as hashes',
+    spec: () => ({
+      global: { limit: 1, window: '1h', key: firstOf(byApiKey({ header: 'authorization' }), byApiKey()) },
+    }),
+    async run(app, { storedKeys }) {
+      const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+      expect((await app.send('GET', '/a', bearer('sk_live_alpha'))).status).toBe(200);
+      expect((await app.send('GET', '/a', bearer('sk_live_alpha'))).status).toBe(429);
+      expect((await app.send('GET', '/a', bearer('sk_live_beta'))).status).toBe(200);
+      expect((await app.send('GET', '/a', { 'x-api-key': 'sk_live_gamma' })).status).toBe(200);
+      const keys = (await storedKeys?.())?.join('\n') ?? '';
+      for (const secret of ['sk_live_alpha', 'sk_live_beta', 'sk_live_gamma'])
+        expect(keys).not.toContain(secret);
+    },
+  },
+  {
+    name: 'users are limited by id; requests without one share a bucket and are warned about',
+    spec: (read) => ({ global: { limit: 1, window: '1h', key: firstOf(byUser((req) => read.userId(req))) } }),
+    async run(app, { logged }) {
+      expect((await app.send('GET', '/a', { 'x-user': 'ada' })).status).toBe(200);
+      expect((await app.send('GET', '/a', { 'x-user': 'ada' })).status).toBe(429);
+      expect((await app.send('GET', '/a', { 'x-user': 'grace' })).status).toBe(200);
+      // No user and no fallback: one shared bucket, and a warning that says so.
+      expect(await statuses(app, 2)).toEqual([200, 429]);
+      expect(logged.filter((line) => line.includes('[TOLLGATE_MISSING_KEY]'))).toHaveLength(1);
+    },
+  },
+  {
+    name: 'limit as a function of the request gives each plan its own limit',
+    spec: (read) => ({
+      global: { limit: (req) => (read.header(req, 'x-plan') === 'pro' ? 3 : 1), window: '1h' },
+    }),
+    async run(app) {
+      expect(await statuses(app, 4, '/a', { 'x-plan': 'pro', 'x-user': 'p' })).toEqual([200, 200, 200, 429]);
+      expect(await statuses(app, 2, '/b')).toEqual([200, 429]);
+    },
+  },
+  {
+    name: 'a custom message replaces the problem details',
+    spec: () => ({ global: { limit: 1, window: '1h', message: 'Slow down, please.' } }),
+    async run(app) {
+      await app.send('GET', '/a');
+      const limited = await app.send('GET', '/a');
+      expect(limited.status).toBe(429);
+      expect(limited.headers['content-type']).toMatch(/^text\/plain/);
+      expect(limited.body).toBe('Slow down, please.');
+      expect(retryAfterSeconds(limited)).toBe(3600);
+    },
+  },
+  {
+    name: "throwOnLimit hands a 429 error to the framework's error handling, headers included",
+    spec: () => ({ global: { limit: 1, window: '1h', throwOnLimit: true } }),
+    async run(app) {
+      await app.send('GET', '/a');
+      const limited = await app.send('GET', '/a');
+      expect(limited.status).toBe(429);
+      expect(retryAfterSeconds(limited)).toBe(3600);
+      expect(draft10(limited, 'ratelimit')).toEqual({ '1-per-1h': { r: 0, t: 3600 } });
+    },
+  },
+  {
+    name: 'header profiles: draft-7 with legacy X-RateLimit-*',
+    spec: () => ({ global: { limit: 2, window: '1m', headers: 'draft-7', legacyHeaders: true } }),
+    async run(app, { clock }) {
+      const ok = await app.send('GET', '/a');
+      expect(draft7(ok)).toEqual({ limit: 2, remaining: 1, reset: 30 });
+      expect(ok.headers['ratelimit-policy']).toBe('2;w=60');
+      expect(ok.headers['x-ratelimit-limit']).toBe('2');
+      expect(ok.headers['x-ratelimit-remaining']).toBe('1');
+      expect(ok.headers['x-ratelimit-reset']).toBe(String(Math.ceil((clock.now() + 30_000) / 1000)));
+    },
+  },
+  {
+    name: 'header profiles: draft-6, and none at all',
+    spec: () => ({
+      routes: [
+        { method: 'GET', path: '/six', limit: { limit: 2, window: '1m', headers: 'draft-6' } },
+        { method: 'GET', path: '/quiet', limit: { limit: 1, window: '1m', headers: false } },
+      ],
+    }),
+    async run(app) {
+      const ok = await app.send('GET', '/six');
+      expect(ok.headers).toMatchObject({
+        'ratelimit-limit': '2',
+        'ratelimit-remaining': '1',
+        'ratelimit-reset': '30',
+        'ratelimit-policy': '2;w=60',
+      });
+      expect(ok.headers.ratelimit).toBeUndefined();
+      await app.send('GET', '/quiet');
+      const quiet = await app.send('GET', '/quiet');
+      expect(quiet.status).toBe(429);
+      expect(Object.keys(quiet.headers).filter((h) => h.startsWith('ratelimit'))).toEqual([]);
+      expect(retryAfterSeconds(quiet)).toBe(60); // Retry-After is not a profile: every 429 has it
+    },
+  },
+  {
+    name: 'limiters with equal options do not share buckets unless they share a name',
+    spec: () => ({
+      routes: [
+        { method: 'GET', path: '/one', limit: { limit: 1, window: '1h' } },
+        { method: 'GET', path: '/two', limit: { limit: 1, window: '1h' } },
+        { method: 'GET', path: '/shared-1', limit: { limit: 1, window: '1h', name: 'shared' } },
+        { method: 'GET', path: '/shared-2', limit: { limit: 1, window: '1h', name: 'shared' } },
+      ],
+    }),
+    async run(app) {
+      expect((await app.send('GET', '/one')).status).toBe(200);
+      expect((await app.send('GET', '/two')).status).toBe(200);
+      expect((await app.send('GET', '/shared-1')).status).toBe(200);
+      expect((await app.send('GET', '/shared-2')).status).toBe(429);
+    },
+  },
+];

@@ -22,17 +22,20 @@ export interface RedisClusterProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `redis-server` on a free loopback port, keeping nothing on disk. */
-export async function startRedisServer(extraArgs: string[] = []): Promise<RedisProcess> {
+/**
+ * Starts `redis-server` on a free loopback port (or on `port`, to bring a stopped one back), keeping
+ * nothing on disk.
+ */
+export async function startRedisServer(extraArgs: string[] = [], port?: number): Promise<RedisProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-redis-'));
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const chosenPort = port ?? (await freePort());
     try {
-      const child = await spawnRedis(port, dir, extraArgs);
+      const child = await spawnRedis(chosenPort, dir, extraArgs);
       return {
         host: '127.0.0.1',
-        port,
-        url: `redis://127.0.0.1:${port}`,
+        port: chosenPort,
+        url: `redis://127.0.0.1:${chosenPort}`,
         async stop() {
           await stopChild(child);
           await rm(dir, { recursive: true, force: true });
@@ -40,7 +43,7 @@ export async function startRedisServer(extraArgs: string[] = []): Promise<RedisP
       };
     } catch (error) {
       // Another process may take the port between our probe and Redis's bind: try another.
-      if (attempt >= 5) throw error;
+      if (port !== undefined || attempt >= 5) throw error;
     }
   }
 }

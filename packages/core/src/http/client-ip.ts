@@ -9,8 +9,6 @@ import { isIPv4, isIPv6 } from 'node:net';
 /** The default IPv6 prefix length: /56 is the smallest block commonly delegated to one customer. */
 export const DEFAULT_IPV6_SUBNET = 56;
 
-const MAPPED_IPV4 = /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i;
-
 /**
  * The identity of a client IP: `ip:1.2.3.4`, or for IPv6 its subnet, `ip:2001:db8:ab:cd00::/56`.
  * `ipv6Subnet: false` keys each IPv6 address on its own. Returns `undefined` for anything that is not an IP.
@@ -21,13 +19,19 @@ const MAPPED_IPV4 = /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i;
  */
 export function ipIdentity(ip: string | undefined, ipv6Subnet: number | false): string | undefined {
   if (!ip) return undefined;
-  const mapped = MAPPED_IPV4.exec(ip);
-  if (mapped && isIPv4(mapped[1] as string)) return `ip:${mapped[1]}`;
   if (isIPv4(ip)) return `ip:${ip}`;
   const address = ip.split('%')[0] as string; // a zone index names an interface, not a client
   if (!isIPv6(address)) return undefined;
-  if (ipv6Subnet === false || ipv6Subnet === 128) return `ip:${formatIPv6(parseIPv6(address))}`;
-  return `ip:${formatIPv6(maskIPv6(parseIPv6(address), ipv6Subnet))}/${ipv6Subnet}`;
+  const groups = parseIPv6(address);
+  if (isMappedIPv4(groups))
+    return `ip:${groups[6] >> 8}.${groups[6] & 0xff}.${groups[7] >> 8}.${groups[7] & 0xff}`;
+  if (ipv6Subnet === false || ipv6Subnet === 128) return `ip:${formatIPv6(groups)}`;
+  return `ip:${formatIPv6(maskIPv6(groups, ipv6Subnet))}/${ipv6Subnet}`;
+}
+
+/** `::ffff:a.b.c.d` in any spelling (`0:0:0:0:0:ffff:0102:0304` too). */
+function isMappedIPv4(groups: number[]): groups is [0, 0, 0, 0, 0, 0xffff, number, number] {
+  return groups.length === 8 && groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
 }
 
 /** Eight 16-bit groups. Callers pass only strings `isIPv6` accepted. */

@@ -5,6 +5,7 @@
 import type { Decision } from '../decision.js';
 import { createLimiter, type Limiter } from '../limiter.js';
 import type { Policy } from '../policy.js';
+import { ipIdentity } from './client-ip.js';
 import { createHeaderWriter, type HeaderWriter } from './headers.js';
 import {
   type AdapterSettings,
@@ -58,10 +59,19 @@ export function createHttpLimiter<Req>(
   let proxyWarningDue = true;
 
   async function keyOf(request: Req): Promise<string> {
-    const identity = await config.key(request, access);
-    if (identity !== undefined && identity !== '') return identity;
-    if (access.ip(request) === undefined) {
-      warnings.once('TOLLGATE_MISSING_IP', 'the framework gave no client IP; such requests share one bucket');
+    const identity: unknown = await config.key(request, access);
+    if (typeof identity === 'string' && identity !== '') return identity;
+    if (identity !== undefined && identity !== '') {
+      // An app bug (e.g. a numeric user id), not a store failure: it must not let requests through unlimited.
+      throw new TypeError(
+        `${settings.adapter}: the key function must return a string or undefined; got ${typeof identity}`,
+      );
+    }
+    if (ipIdentity(access.ip(request), false) === undefined) {
+      warnings.once(
+        'TOLLGATE_MISSING_IP',
+        'the framework gave no valid client IP; such requests share one bucket',
+      );
     } else {
       warnings.once(
         'TOLLGATE_MISSING_KEY',

@@ -166,6 +166,9 @@ export function resolveRateLimitOptions<Req>(
     );
   }
   if (window !== undefined) parseDuration(window, `${where}: window`);
+  if (burst !== undefined && (typeof burst !== 'number' || !Number.isSafeInteger(burst) || burst <= 0)) {
+    throw new TypeError(`${where}: burst must be a positive whole number; got ${String(burst)}`);
+  }
   const staticPolicies =
     typeof limit === 'function' ? undefined : (policies ?? definedOnly({ limit, window, burst }));
   const store = options.store ?? new MemoryStore();

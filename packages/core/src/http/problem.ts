@@ -28,7 +28,7 @@ export function quotaExceededProblem(decision: Decision): QuotaExceededProblem {
   const detail =
     decision.retryAfterMs === undefined
       ? `This request costs ${decision.cost} tokens, more than policy '${decision.decidedBy.policy}' can ever hold (${decision.decidedBy.capacity}).`
-      : `Too many requests: retry in ${Math.ceil(decision.retryAfterMs / 1000)} seconds.`;
+      : `Too many requests: retry in ${plural(Math.ceil(decision.retryAfterMs / 1000), 'second')}.`;
   return {
     type: QUOTA_EXCEEDED_TYPE,
     title: 'Request cannot be satisfied as assigned quota has been exceeded',
@@ -36,4 +36,8 @@ export function quotaExceededProblem(decision: Decision): QuotaExceededProblem {
     detail,
     'violated-policies': violated,
   };
+}
+
+function plural(count: number, unit: string): string {
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
 }

@@ -115,7 +115,7 @@ export function firstOf<Req = unknown>(...keys: KeyFunction<Req>[]): KeyFunction
   return async function firstOf(request, access) {
     for (const key of keys) {
       const identity = await key(request, access);
-      if (identity !== undefined) return identity;
+      if (identity !== undefined && identity !== '') return identity;
     }
     return undefined;
   };

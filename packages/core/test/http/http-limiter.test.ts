@@ -1,0 +1,431 @@
+import { parseList } from 'structured-headers';
+import { describe, expect, it } from 'vitest';
+import { createHttpLimiter } from '../../src/http/http-limiter.js';
+import type { RateLimitOptions } from '../../src/http/options.js';
+import type { RateLimitInfo, RateLimitOutcome } from '../../src/http/outcome.js';
+import { QUOTA_EXCEEDED_TYPE } from '../../src/http/problem.js';
+import { RateLimitError } from '../../src/http/rate-limit-error.js';
+import { byApiKey } from '../../src/http/request-keys.js';
+import {
+  type FakeRequest,
+  failingStore,
+  fakeAccess,
+  recordingLogger,
+  silentStore,
+  storeOnClock,
+  TEST_ADAPTER,
+} from './fixtures.js';
+
+type Options = RateLimitOptions<FakeRequest>;
+
+const CLIENT: FakeRequest = { ip: '203.0.113.7' };
+const OTHER_CLIENT: FakeRequest = { ip: '198.51.100.9' };
+
+/** An HTTP limiter of 2 per minute over a memory store on a hand-moved clock, logging into arrays. */
+function setup(options: Options = {}) {
+  const { clock, store } = storeOnClock();
+  const { logger, warnings, errors } = recordingLogger();
+  const limiter = createHttpLimiter<FakeRequest>(
+    { limit: 2, window: '1m', name: 'http-test', store, logger, ...options },
+    fakeAccess,
+    TEST_ADAPTER,
+  );
+  return { clock, limiter, warnings, errors };
+}
+
+/** `{ policy: { r, t } }` from a draft-10 `RateLimit` header. */
+function rateLimitOf(outcome: RateLimitOutcome): Record<string, Record<string, unknown>> {
+  expect(outcome.kind).not.toBe('skipped');
+  const value = (outcome as { headers: Record<string, string> }).headers.RateLimit as string;
+  return Object.fromEntries(parseList(value).map(([name, params]) => [name, Object.fromEntries(params)]));
+}
+
+/** The outcome, asserted to be of `kind`. */
+function expectKind<K extends RateLimitOutcome['kind']>(outcome: RateLimitOutcome, kind: K) {
+  expect(outcome.kind).toBe(kind);
+  return outcome as Extract<RateLimitOutcome, { kind: K }>;
+}
+
+/** The `info` of a limited request, to hand to `rejection`. */
+async function limitedInfo(limiter: ReturnType<typeof setup>['limiter'], request: FakeRequest) {
+  await limiter.check(request);
+  await limiter.check(request);
+  return expectKind(await limiter.check(request), 'limited').info;
+}
+
+describe('check', () => {
+  it('skips requests for which skip returns true, charging nothing and sending no headers', async () => {
+    const { limiter } = setup({ skip: async (request) => request.headers?.['x-internal'] === 'yes' });
+    const internal = { ...CLIENT, headers: { 'x-internal': 'yes' } };
+    for (let i = 0; i < 3; i++) expect(await limiter.check(internal)).toEqual({ kind: 'skipped' });
+    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '2-per-1m': { r: 1, t: 30 } });
+  });
+
+  it('allows a request with the headers of its decision and the limiter name', async () => {
+    const { limiter } = setup();
+    const allowed = expectKind(await limiter.check(CLIENT), 'allowed');
+    expect(allowed.headers['RateLimit-Policy']).toBe('"2-per-1m";q=2;w=60');
+    expect(rateLimitOf(allowed)).toEqual({ '2-per-1m': { r: 1, t: 30 } });
+    expect(allowed.headers).not.toHaveProperty('Retry-After');
+    expect(allowed.info.limiter).toBe('http-test');
+    expect(limiter.name).toBe('http-test');
+    expect(allowed.info.decision).toMatchObject({ allowed: true, cost: 1, reason: 'allowed' });
+  });
+
+  it('limits a request past the limit, with Retry-After, and does not charge it', async () => {
+    const { clock, limiter } = setup();
+    await limiter.check(CLIENT);
+    await limiter.check(CLIENT);
+    const limited = expectKind(await limiter.check(CLIENT), 'limited');
+    expect(limited.headers['Retry-After']).toBe('30');
+    expect(rateLimitOf(limited)).toEqual({ '2-per-1m': { r: 0, t: 60 } });
+    expect(limited.info.decision).toMatchObject({ allowed: false, reason: 'limited', retryAfterMs: 30_000 });
+    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('allowed');
+    clock.nowMs += 30_000; // one token back: the limited request took none
+    expect((await limiter.check(CLIENT)).kind).toBe('allowed');
+  });
+
+  it('hands a RateLimitError with the headers and info to the framework with throwOnLimit', async () => {
+    const { limiter } = setup({ throwOnLimit: true });
+    expect((await limiter.check(CLIENT)).kind).toBe('allowed');
+    await limiter.check(CLIENT);
+    const outcome = expectKind(await limiter.check(CLIENT), 'error');
+    const error = outcome.error as RateLimitError;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({
+      name: 'RateLimitError',
+      message: 'Too Many Requests',
+      status: 429,
+      statusCode: 429,
+      expose: true,
+      code: 'TOLLGATE_RATE_LIMITED',
+    });
+    expect(error.headers).toBe(outcome.headers);
+    expect(error.headers['Retry-After']).toBe('30');
+    expect(error.info.limiter).toBe('http-test');
+    expect(error.info.decision).toMatchObject({ allowed: false, retryAfterMs: 30_000 });
+  });
+
+  it('charges a number cost', async () => {
+    const { limiter } = setup({ limit: 5, cost: 2 });
+    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 3, t: 24 } });
+    await limiter.check(CLIENT);
+    expect((await limiter.check(CLIENT)).kind).toBe('limited');
+  });
+
+  it('charges what an async cost function returns for the request', async () => {
+    const { limiter } = setup({
+      limit: 5,
+      cost: async (request) => Number(request.headers?.['x-batch-size'] ?? 1),
+    });
+    expect(rateLimitOf(await limiter.check({ ...CLIENT, headers: { 'x-batch-size': '4' } }))).toEqual({
+      '5-per-1m': { r: 1, t: 48 },
+    });
+    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 0, t: 60 } });
+  });
+
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY, '2', undefined])(
+    'rejects the check when the cost function returns %j, without blaming the store',
+    async (cost) => {
+      const { limiter, errors } = setup({ cost: () => cost as never });
+      await expect(limiter.check(CLIENT)).rejects.toThrow(
+        new TypeError(`@tollgate/test: the cost function must return a positive number; got ${String(cost)}`),
+      );
+      expect(errors).toEqual([]);
+    },
+  );
+
+  it('limits a request whose cost exceeds the capacity, with no Retry-After and without charging', async () => {
+    const { limiter } = setup({ cost: (request) => (request.headers?.['x-big'] ? 3 : 1) });
+    const limited = expectKind(await limiter.check({ ...CLIENT, headers: { 'x-big': '1' } }), 'limited');
+    expect(limited.info.decision.reason).toBe('cost-exceeds-capacity');
+    expect(limited.headers).not.toHaveProperty('Retry-After');
+    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '2-per-1m': { r: 1, t: 30 } });
+  });
+
+  it('keeps a bucket per plan when limit is a function', async () => {
+    const { limiter } = setup({ limit: async (request) => (request.plan === 'pro' ? 3 : 1) });
+    const free = { ...CLIENT, plan: 'free' } as const;
+    const pro = { ...CLIENT, plan: 'pro' } as const;
+    const freeFirst = expectKind(await limiter.check(free), 'allowed');
+    expect(freeFirst.headers['RateLimit-Policy']).toBe('"1-per-1m";q=1;w=60');
+    expect((await limiter.check(free)).kind).toBe('limited');
+    const proOutcomes = [await limiter.check(pro), await limiter.check(pro), await limiter.check(pro)];
+    expect(proOutcomes.map((outcome) => outcome.kind)).toEqual(['allowed', 'allowed', 'allowed']);
+    expect(rateLimitOf(proOutcomes[2] as RateLimitOutcome)).toEqual({ '3-per-1m': { r: 0, t: 60 } });
+    expect((await limiter.check(pro)).kind).toBe('limited');
+    expect((await limiter.check(free)).kind).toBe('limited');
+  });
+
+  it('rejects the check when a limit function returns an invalid limit', async () => {
+    const { limiter, errors } = setup({ limit: () => 0 });
+    await expect(limiter.check(CLIENT)).rejects.toThrow(/limit must be a positive whole number; got 0/);
+    expect(errors).toEqual([]);
+  });
+
+  it('rejects the check with the error of a key function that throws', async () => {
+    const failure = new Error('session store down');
+    const { limiter, errors } = setup({
+      key: () => {
+        throw failure;
+      },
+    });
+    await expect(limiter.check(CLIENT)).rejects.toBe(failure);
+    expect(errors).toEqual([]);
+  });
+
+  // A key function typed loosely (`req.user.id` is often `any`) may return a number. That is a bug in the
+  // app, like a bad cost, and must not pass every request unlimited as if the store had failed.
+  it('rejects the check when a key function returns a non-string, without blaming the store', async () => {
+    const { limiter, errors } = setup({ key: () => 42 as never });
+    await expect(limiter.check(CLIENT)).rejects.toThrow(TypeError);
+    expect(errors).toEqual([]);
+  });
+
+  it('sends only Retry-After with headers: false', async () => {
+    const { limiter } = setup({ headers: false });
+    expect(expectKind(await limiter.check(CLIENT), 'allowed').headers).toEqual({});
+    await limiter.check(CLIENT);
+    expect(expectKind(await limiter.check(CLIENT), 'limited').headers).toEqual({ 'Retry-After': '30' });
+  });
+
+  it("sends legacy headers with the reset in epoch seconds by the store's clock", async () => {
+    const { clock, limiter } = setup({ legacyHeaders: true, headers: 'draft-6' });
+    const allowed = expectKind(await limiter.check(CLIENT), 'allowed');
+    expect(allowed.headers).toMatchObject({
+      'RateLimit-Limit': '2',
+      'RateLimit-Remaining': '1',
+      'RateLimit-Reset': '30',
+      'X-RateLimit-Limit': '2',
+      'X-RateLimit-Remaining': '1',
+      'X-RateLimit-Reset': String(Math.ceil((clock.nowMs + 30_000) / 1000)),
+    });
+  });
+});
+
+describe('rejection', () => {
+  it('answers RFC 9457 problem details by default', async () => {
+    const { limiter } = setup();
+    const info = await limitedInfo(limiter, CLIENT);
+    const rejection = await limiter.rejection(CLIENT, info);
+    expect(rejection).toMatchObject({ status: 429, contentType: 'application/problem+json' });
+    expect(JSON.parse(rejection.body)).toEqual({
+      type: QUOTA_EXCEEDED_TYPE,
+      title: 'Request cannot be satisfied as assigned quota has been exceeded',
+      status: 429,
+      detail: 'Too many requests: retry in 30 seconds.',
+      'violated-policies': ['2-per-1m'],
+    });
+  });
+
+  it('answers a string message as plain text', async () => {
+    const { limiter } = setup({ message: 'Slow down.' });
+    const info = await limitedInfo(limiter, CLIENT);
+    expect(await limiter.rejection(CLIENT, info)).toEqual({
+      status: 429,
+      contentType: 'text/plain; charset=utf-8',
+      body: 'Slow down.',
+    });
+  });
+
+  it('answers an object message as JSON', async () => {
+    const { limiter } = setup({ message: { error: 'rate_limited', docs: '/limits' } });
+    const info = await limitedInfo(limiter, CLIENT);
+    const rejection = await limiter.rejection(CLIENT, info);
+    expect(rejection).toMatchObject({ status: 429, contentType: 'application/json; charset=utf-8' });
+    expect(JSON.parse(rejection.body)).toEqual({ error: 'rate_limited', docs: '/limits' });
+  });
+
+  it('answers what a message function returns for the request and its info', async () => {
+    const seen: [FakeRequest, RateLimitInfo][] = [];
+    const { limiter } = setup({
+      message: async (request, info) => {
+        seen.push([request, info]);
+        return request.plan === 'pro'
+          ? { retryInMs: info.decision.retryAfterMs }
+          : `Wait ${info.decision.retryAfterMs} ms.`;
+      },
+    });
+    const info = await limitedInfo(limiter, CLIENT);
+    expect(await limiter.rejection(CLIENT, info)).toEqual({
+      status: 429,
+      contentType: 'text/plain; charset=utf-8',
+      body: 'Wait 30000 ms.',
+    });
+    const pro = { ...CLIENT, plan: 'pro' } as const;
+    expect(await limiter.rejection(pro, info)).toEqual({
+      status: 429,
+      contentType: 'application/json; charset=utf-8',
+      body: '{"retryInMs":30000}',
+    });
+    expect(seen).toEqual([
+      [CLIENT, info],
+      [pro, info],
+    ]);
+  });
+
+  it('says in the default body that no wait will do when the cost exceeds the capacity', async () => {
+    const { limiter } = setup({ cost: 5 });
+    const limited = expectKind(await limiter.check(CLIENT), 'limited');
+    const body = JSON.parse((await limiter.rejection(CLIENT, limited.info)).body);
+    expect(body.detail).toBe("This request costs 5 tokens, more than policy '2-per-1m' can ever hold (2).");
+    expect(body['violated-policies']).toEqual(['2-per-1m']);
+  });
+});
+
+describe('requests without a key', () => {
+  it('limits requests without an IP together under one bucket and warns TOLLGATE_MISSING_IP once', async () => {
+    const { limiter, warnings } = setup();
+    expect((await limiter.check({})).kind).toBe('allowed');
+    expect((await limiter.check({ socketIp: '10.0.0.1' })).kind).toBe('allowed');
+    expect((await limiter.check({})).kind).toBe('limited');
+    expect((await limiter.check(CLIENT)).kind).toBe('allowed');
+    expect(warnings).toEqual([
+      '[TOLLGATE_MISSING_IP] the framework gave no valid client IP; such requests share one bucket',
+    ]);
+  });
+
+  it('limits requests the key function found nothing for under one bucket and warns TOLLGATE_MISSING_KEY once', async () => {
+    const { limiter, warnings } = setup({ key: byApiKey() });
+    expect((await limiter.check(CLIENT)).kind).toBe('allowed');
+    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('allowed');
+    expect((await limiter.check({ ip: '192.0.2.1' })).kind).toBe('limited');
+    expect((await limiter.check({ ...CLIENT, headers: { 'x-api-key': 'k' } })).kind).toBe('allowed');
+    expect(warnings).toEqual([
+      '[TOLLGATE_MISSING_KEY] the key function returned nothing; such requests share one bucket',
+    ]);
+  });
+
+  it('treats an empty identity as missing', async () => {
+    const { limiter, warnings } = setup({ key: () => '' });
+    await limiter.check(CLIENT);
+    await limiter.check(OTHER_CLIENT);
+    expect((await limiter.check({ ip: '192.0.2.1' })).kind).toBe('limited');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^\[TOLLGATE_MISSING_KEY\]/);
+  });
+});
+
+describe('proxy setup warning', () => {
+  const forwarded = (ip: string, socketIp: string): FakeRequest => ({
+    ip,
+    socketIp,
+    headers: { 'x-forwarded-for': '198.51.100.9' },
+  });
+
+  it('warns TOLLGATE_UNTRUSTED_FORWARDED_FOR once when X-Forwarded-For arrives but was not used', async () => {
+    const { limiter, warnings } = setup();
+    await limiter.check(forwarded('10.0.0.2', '10.0.0.2'));
+    await limiter.check(forwarded('10.0.0.3', '10.0.0.3'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^\[TOLLGATE_UNTRUSTED_FORWARDED_FOR\] X-Forwarded-For arrived/);
+    expect(warnings[0]).toContain("Express 'trust proxy', Fastify trustProxy or Koa app.proxy");
+  });
+
+  it('does not warn when the framework resolved the client IP from X-Forwarded-For', async () => {
+    const { limiter, warnings } = setup();
+    await limiter.check(forwarded('198.51.100.9', '10.0.0.2'));
+    await limiter.check(forwarded('198.51.100.9', '10.0.0.2'));
+    expect(warnings).toEqual([]);
+  });
+
+  it('does not warn without X-Forwarded-For', async () => {
+    const { limiter, warnings } = setup();
+    await limiter.check({ ip: '10.0.0.2', socketIp: '10.0.0.2' });
+    expect(warnings).toEqual([]);
+  });
+
+  it('does not look at skipped requests', async () => {
+    const { limiter, warnings } = setup({ skip: () => true });
+    await limiter.check(forwarded('10.0.0.2', '10.0.0.2'));
+    expect(warnings).toEqual([]);
+  });
+});
+
+describe('warning switches', () => {
+  it('logs no warning and no store error with warnings: false', async () => {
+    const { limiter, warnings, errors } = setup({ warnings: false });
+    await limiter.check({ socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '198.51.100.9' } });
+    await limiter.check({ ip: '10.0.0.2', socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '1.2.3.4' } });
+    const failing = setup({ warnings: false, store: failingStore(new Error('down')) });
+    expect((await failing.limiter.check(CLIENT)).kind).toBe('skipped');
+    expect([...warnings, ...errors, ...failing.warnings, ...failing.errors]).toEqual([]);
+  });
+
+  it('switches off only the codes set to false', async () => {
+    const { limiter, warnings } = setup({
+      warnings: { TOLLGATE_UNTRUSTED_FORWARDED_FOR: false, TOLLGATE_MISSING_KEY: true },
+    });
+    await limiter.check({ ip: '10.0.0.2', socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '1.2.3.4' } });
+    await limiter.check({});
+    expect(warnings).toEqual([
+      '[TOLLGATE_MISSING_IP] the framework gave no valid client IP; such requests share one bucket',
+    ]);
+  });
+
+  it('switches off store errors by code', async () => {
+    const { limiter, errors } = setup({
+      store: failingStore(new Error('down')),
+      warnings: { TOLLGATE_STORE_ERROR: false },
+    });
+    expect((await limiter.check(CLIENT)).kind).toBe('skipped');
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('store failures', () => {
+  it('lets the request through and logs TOLLGATE_STORE_ERROR when the store fails, by default', async () => {
+    const store = failingStore(new Error('ECONNREFUSED 127.0.0.1:6379'));
+    const { limiter, errors, warnings } = setup({ store });
+    expect(await limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
+    expect(store.calls).toBe(1);
+    expect(errors).toEqual([
+      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: ECONNREFUSED 127.0.0.1:6379',
+    ]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('logs one line for failures in a row', async () => {
+    const store = failingStore(new Error('down'));
+    const { limiter, errors } = setup({ store, failOpen: true });
+    expect((await limiter.check(CLIENT)).kind).toBe('skipped');
+    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('skipped');
+    expect(store.calls).toBe(2);
+    expect(errors).toHaveLength(1);
+  });
+
+  it("hands the store's error to the framework with failOpen: false", async () => {
+    const failure = new Error('READONLY You cannot write against a read only replica.');
+    const { limiter, errors } = setup({ store: failingStore(failure), failOpen: false });
+    expect(await limiter.check(CLIENT)).toEqual({ kind: 'error', headers: {}, error: failure });
+    expect((await limiter.check(CLIENT)) as { error: unknown }).toHaveProperty('error', failure);
+    expect(errors).toEqual([
+      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests fail: READONLY You cannot write against a read only replica.',
+    ]);
+  });
+
+  it('logs a store failure that is not an Error by its text', async () => {
+    const store = { update: () => Promise.reject('NOSCRIPT'), reset: async () => {} };
+    const { limiter, errors } = setup({ store });
+    expect((await limiter.check(CLIENT)).kind).toBe('skipped');
+    expect(errors).toEqual([
+      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: NOSCRIPT',
+    ]);
+  });
+
+  it('gives up on a store that does not answer within the timeout, then fails open', async () => {
+    const { limiter, errors } = setup({ store: silentStore(), timeout: 20 });
+    expect(await limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
+    expect(errors).toEqual([
+      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: rate-limit store did not answer within 20 ms',
+    ]);
+  });
+
+  it('hands the timeout to the framework with failOpen: false', async () => {
+    const { limiter } = setup({ store: silentStore(), timeout: '20ms', failOpen: false });
+    const outcome = expectKind(await limiter.check(CLIENT), 'error');
+    expect(outcome.error).toBeInstanceOf(Error);
+    expect((outcome.error as Error).message).toBe('rate-limit store did not answer within 20 ms');
+  });
+});

@@ -1,13 +1,8 @@
 /** `@tollgate/core`: token-bucket rate limiting, exact under concurrency, in memory or on Redis. */
 export type { Decision, DecisionReason, PolicyDecision } from './decision.js';
-export { type Duration, type DurationUnit, formatDuration, parseDuration } from './duration.js';
-export { DEFAULT_IPV6_SUBNET, ipIdentity } from './http/client-ip.js';
-export {
-  createHeaderWriter,
-  HEADER_PROFILES,
-  type HeaderProfile,
-  type HeaderWriter,
-} from './http/headers.js';
+export { type Duration, type DurationUnit, parseDuration } from './duration.js';
+export { ipIdentity } from './http/client-ip.js';
+export type { HeaderProfile } from './http/headers.js';
 export { createHttpLimiter, type HttpLimiter } from './http/http-limiter.js';
 export {
   type AdapterSettings,
@@ -35,9 +30,9 @@ export {
   type RequestAccess,
 } from './http/request-keys.js';
 export type { Logger, WarningCode, WarningSwitches } from './http/warnings.js';
-export { boundIdentity, hashIdentity, MAX_IDENTITY_LENGTH } from './identity.js';
+export { hashIdentity } from './identity.js';
 export { type ConsumeOptions, createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
-export { type Policy, type ResolvedPolicy, resolvePolicies } from './policy.js';
+export type { Policy, ResolvedPolicy } from './policy.js';
 export { type RedisClientLike, RedisStore, type RedisStoreOptions } from './redis-store.js';
 export type { BucketMode, BucketRequest, BucketResult, Store } from './store.js';

@@ -1,0 +1,111 @@
+/**
+ * What users install: each package packed as a tarball (publishConfig applied), unpacked into a fresh
+ * node_modules, and loaded from CommonJS and from ESM. The public export lists are pinned here, so a
+ * change to the API is a deliberate change to this file.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const PACKAGES = ['core', 'express', 'fastify', 'koa'] as const;
+
+const KEY_HELPERS = ['MemoryStore', 'RateLimitError', 'RedisStore', 'byApiKey', 'byIp', 'byUser', 'firstOf'];
+const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
+  core: [
+    ...KEY_HELPERS,
+    'PROBLEM_JSON',
+    'QUOTA_EXCEEDED_TYPE',
+    'createHttpLimiter',
+    'createLimiter',
+    'hashIdentity',
+    'ipIdentity',
+    'mergeRateLimitOptions',
+    'parseDuration',
+    'quotaExceededProblem',
+  ].sort(),
+  express: [...KEY_HELPERS, 'rateLimit'].sort(),
+  fastify: [...KEY_HELPERS, 'tollgate'].sort(),
+  koa: [...KEY_HELPERS, 'rateLimit'].sort(),
+};
+
+let installDir: string;
+
+/** Finds the directory of a dependency as a package of the workspace resolves it. */
+function dependencyDir(fromPackage: string, dependency: string): string {
+  return dirname(
+    createRequire(join(root, fromPackage, 'package.json')).resolve(`${dependency}/package.json`),
+  );
+}
+
+beforeAll(async () => {
+  installDir = await mkdtemp(join(tmpdir(), 'tollgate-install-'));
+  const tarballs = join(installDir, 'tarballs');
+  await mkdir(join(installDir, 'node_modules', '@tollgate'), { recursive: true });
+  for (const name of PACKAGES) {
+    await run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: join(root, 'packages', name) });
+    const tarball = (await readdir(tarballs)).find((file) => file.startsWith(`tollgate-${name}-`)) as string;
+    const target = join(installDir, 'node_modules', '@tollgate', name);
+    await mkdir(target, { recursive: true });
+    await run('tar', ['-xzf', join(tarballs, tarball), '-C', target, '--strip-components=1']);
+  }
+  // The peer and runtime dependencies, as the workspace has them installed.
+  for (const [from, dependency] of [
+    ['test', 'express'],
+    ['test', 'fastify'],
+    ['test', 'koa'],
+    ['packages/fastify', 'fastify-plugin'],
+  ] as const) {
+    await symlink(dependencyDir(from, dependency), join(installDir, 'node_modules', dependency), 'dir');
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await rm(installDir, { recursive: true, force: true });
+});
+
+/** Loads every package in a fresh Node process and reports its export names, plus one real check. */
+async function loadAll(format: 'cjs' | 'esm'): Promise<Record<string, string[]>> {
+  const load = (specifier: string) =>
+    format === 'cjs' ? `require(${specifier})` : `await import(${specifier})`;
+  const fixture = `
+    const exported = {};
+    for (const name of ${JSON.stringify(PACKAGES)}) {
+      exported[name] = Object.keys(${load("'@tollgate/' + name")}).filter((k) => k !== 'default' && k !== '__esModule').sort();
+    }
+    const { createLimiter } = ${load("'@tollgate/core'")};
+    const limiter = createLimiter({ policies: { limit: 1, window: '1m' } });
+    exported.decisions = [(await limiter.consume('a')).allowed, (await limiter.consume('a')).allowed];
+    console.log(JSON.stringify(exported));
+  `;
+  const file = join(installDir, format === 'cjs' ? 'fixture.cjs' : 'fixture.mjs');
+  await writeFile(file, format === 'cjs' ? `(async () => {${fixture}})();` : fixture);
+  const { stdout } = await run(process.execPath, [file], { cwd: installDir });
+  return JSON.parse(stdout) as Record<string, string[]>;
+}
+
+describe('the published packages', () => {
+  it.each(PACKAGES)('@tollgate/%s points its exports at files in the tarball', async (name) => {
+    const manifest = JSON.parse(
+      await readFile(join(installDir, 'node_modules', '@tollgate', name, 'package.json'), 'utf8'),
+    ) as {
+      exports: Record<string, { import: string; require: string }>;
+      dependencies?: Record<string, string>;
+    };
+    const entry = manifest.exports['.'] as { import: string; require: string };
+    expect(entry).toEqual({ import: './dist/index.mjs', require: './dist/index.cjs' });
+    if (name !== 'core') expect(manifest.dependencies?.['@tollgate/core']).toMatch(/^\^\d/); // no workspace: protocol
+  });
+
+  it.each(['cjs', 'esm'] as const)('load from %s with the pinned export lists, and work', async (format) => {
+    const loaded = await loadAll(format);
+    expect(loaded.decisions).toEqual([true, false]);
+    for (const name of PACKAGES) expect(loaded[name], `@tollgate/${name}`).toEqual(EXPECTED_EXPORTS[name]);
+  });
+});

@@ -10,6 +10,7 @@ export {
   mergeRateLimitOptions,
   type PerRequest,
   type RateLimitOptions,
+  validateInheritedOptions,
 } from './http/options.js';
 export type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './http/outcome.js';
 export {

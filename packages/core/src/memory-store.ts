@@ -44,7 +44,10 @@ export class MemoryStore implements Store {
     this.#clock = clock;
   }
 
-  /** The number of buckets held now (full buckets are not held). */
+  /**
+   * The number of buckets held now. A bucket charged back to full is dropped at once; one that refilled
+   * over time stays until it is read or evicted.
+   */
   get size(): number {
     return this.#buckets.size;
   }

@@ -9,6 +9,7 @@ import {
   type RateLimitInfo,
   type RateLimitOptions,
   type RequestAccess,
+  validateInheritedOptions,
 } from '@tollgate/core';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
@@ -33,8 +34,9 @@ export interface TollgatePluginOptions extends Partial<FastifyRateLimitOptions> 
    */
   global?: boolean;
   /**
-   * When the check runs. `'onRequest'` (default) is cheapest; use `'preHandler'` to key by a user that an
-   * authentication hook sets.
+   * When the check runs. `'onRequest'` (default) is cheapest and runs before the route's own onRequest
+   * hooks. With `'preValidation'` or `'preHandler'` it runs after the app's and the route's hooks of that
+   * stage: use it to key by a user that authentication sets.
    */
   hook?: RateLimitHook;
 }
@@ -68,6 +70,7 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     ...(nameSeed ? { nameSeed } : {}),
   });
   const appLimiter = global ? createHttpLimiter(base, fastifyAccess, settings()) : undefined;
+  if (!global) validateInheritedOptions(base, settings());
   const appHook = appLimiter && rateLimitHook(appLimiter, base.handler);
   // Fastify adds a HEAD route for each GET with the same config object: one limiter serves both.
   const routeHooks = new WeakMap<object, ReturnType<typeof rateLimitHook>>();
@@ -84,8 +87,10 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
       );
       routeHooks.set(own, check);
     }
-    // First in its hook, so a limited request costs as little as possible.
-    route[hook] = [check, ...toArray(route[hook])] as never;
+    // onRequest: first, so a limited request costs as little as possible. A later hook is chosen to run
+    // after something (authentication, say), so there the check goes last.
+    const hooks = toArray(route[hook]);
+    route[hook] = (hook === 'onRequest' ? [check, ...hooks] : [...hooks, check]) as never;
   });
 };
 

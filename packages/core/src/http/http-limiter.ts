@@ -23,7 +23,7 @@ import { Warnings } from './warnings.js';
 export interface HttpLimiter<Req> {
   /** The limiter's name: its namespace in the store. */
   readonly name: string;
-  /** Decides a request: skip, allow or limit, with the headers to send. Never charges twice. */
+  /** Decides a request: skip, allow or limit, with the headers to send. Charges the store once per call. */
   check(request: Req): Promise<RateLimitOutcome>;
   /** The 429 answer for a limited request: the `message` option, else RFC 9457 problem details. */
   rejection(request: Req, info: RateLimitInfo): Promise<RateLimitRejection>;

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { type Duration, parseDuration } from '../duration.js';
 import { MemoryStore } from '../memory-store.js';
-import type { Policy } from '../policy.js';
+import { type Policy, resolvePolicies } from '../policy.js';
 import type { Store } from '../store.js';
 import { HEADER_PROFILES, type HeaderProfile } from './headers.js';
 import type { RateLimitInfo } from './outcome.js';
@@ -100,8 +100,6 @@ export interface ResolvedRateLimitOptions<Req> {
 export interface AdapterSettings {
   /** The adapter's package, for messages: `'@tollgate/express'`. */
   readonly adapter: string;
-  /** Option names the adapter reads itself (e.g. `handler`); others are rejected. */
-  readonly extraOptions?: readonly string[];
   /** Makes default names stable by where the limiter is used (Fastify: the route). */
   readonly nameSeed?: string;
   /** The logger when none is given. Default: `console`. */
@@ -170,12 +168,12 @@ export function resolveRateLimitOptions<Req>(
     throw new TypeError(`${where}: burst must be a positive whole number; got ${String(burst)}`);
   }
   const staticPolicies =
-    typeof limit === 'function' ? undefined : (policies ?? definedOnly({ limit, window, burst }));
+    typeof limit === 'function' ? undefined : (policies ?? (definedOnly({ limit, window, burst }) as Policy));
   const store = options.store ?? new MemoryStore();
   if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
     throw new TypeError(`${where}: store must be a Store such as MemoryStore or RedisStore`);
   }
-  const name = options.name ?? defaultName(options, settings.nameSeed);
+  const name = options.name ?? defaultName(staticPolicies, options, settings.nameSeed);
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
     throw new TypeError(`${where}: name must be 1–64 letters, digits or '_ . : -'; got ${String(name)}`);
   }
@@ -195,7 +193,7 @@ export function resolveRateLimitOptions<Req>(
     throw new TypeError(`${where}: give either handler or throwOnLimit, not both`);
   }
   return {
-    policies: staticPolicies as Policy | readonly Policy[] | undefined,
+    policies: staticPolicies,
     policyOf:
       typeof limit === 'function'
         ? async (request) => definedOnly({ limit: await limit(request), window, burst }) as Policy
@@ -214,6 +212,20 @@ export function resolveRateLimitOptions<Req>(
     warnings: warningsOption(options.warnings, where),
     throwOnLimit: booleanOption(options.throwOnLimit, false, `${where}: throwOnLimit`),
   };
+}
+
+/**
+ * Checks options that routes inherit without a limiter of their own (Fastify `global: false`), so
+ * mistakes surface at registration rather than when the first route uses them. The policy may come
+ * from the routes, so a placeholder stands in for a missing one.
+ */
+export function validateInheritedOptions<Req>(
+  options: RateLimitOptions<Req>,
+  settings: AdapterSettings,
+): void {
+  const hasPolicy = ['limit', 'window', 'burst', 'policies'].some((option) => option in (options ?? {}));
+  const placeholder = hasPolicy ? {} : { limit: 1, window: 1 };
+  resolveRateLimitOptions({ name: 'validation', ...options, ...placeholder }, settings);
 }
 
 /**
@@ -242,7 +254,7 @@ export function mergeRateLimitOptions<O extends RateLimitOptions<never>>(
 }
 
 function rejectUnknownOptions(options: object, settings: AdapterSettings): void {
-  const known = new Set<string>([...SHARED_OPTIONS, ...(settings.extraOptions ?? [])]);
+  const known = new Set<string>(SHARED_OPTIONS);
   for (const option of Object.keys(options)) {
     if (known.has(option)) continue;
     const instead = FOREIGN_OPTIONS[option];
@@ -252,15 +264,24 @@ function rejectUnknownOptions(options: object, settings: AdapterSettings): void 
   }
 }
 
-function defaultName(options: RateLimitOptions<never>, seed: string | undefined): string {
-  const { limit, window, burst, policies } = options;
-  const shape = JSON.stringify({
-    seed,
-    limit: typeof limit === 'function' ? 'per-request' : limit,
-    window,
-    burst,
-    policies,
-  });
+/**
+ * A name from what the limiter does, not how its options were written: `'1m'` and `60000` give the same
+ * name. The n-th limiter of the same shape in a process gets suffix n, so equal limiters never share.
+ */
+function defaultName(
+  staticPolicies: Policy | readonly Policy[] | undefined,
+  { window, burst }: RateLimitOptions<never>,
+  seed: string | undefined,
+): string {
+  const policies = staticPolicies
+    ? resolvePolicies(staticPolicies).map(({ name, limit, windowMs, capacity }) => [
+        name,
+        limit,
+        windowMs,
+        capacity,
+      ])
+    : ['per-request', window === undefined ? undefined : parseDuration(window), burst];
+  const shape = JSON.stringify({ seed, policies });
   const base = `auto-${createHash('sha256').update(shape).digest('hex').slice(0, 12)}`;
   const given = (defaultNamesGiven.get(base) ?? 0) + 1;
   defaultNamesGiven.set(base, given);

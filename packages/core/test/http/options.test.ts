@@ -161,12 +161,6 @@ describe('unknown options', () => {
   it('rejects an unknown option even when its value is undefined', () => {
     expect(() => build({ ...BASE, max: undefined } as Options)).toThrow(/unknown option 'max'/);
   });
-
-  it("accepts the adapter's own extra options", () => {
-    const settings = { adapter: '@tollgate/test', extraOptions: ['onLimited'] };
-    expect(() => build({ ...BASE, onLimited: () => {} } as Options, settings)).not.toThrow();
-    expect(() => build({ ...BASE, onLimited: () => {} } as Options)).toThrow(/unknown option 'onLimited'/);
-  });
 });
 
 describe('default names', () => {
@@ -196,14 +190,21 @@ describe('default names', () => {
     expect(await names()).toEqual([first, second, third]);
   });
 
-  it('derives different names from different limits, windows, bursts, policies or seeds', async () => {
+  it('derives one name from one shape, however the options are written', async () => {
+    const nameOf = await freshProcess();
+    const first = nameOf({ limit: 7, window: '1m' });
+    expect(nameOf({ limit: 7, window: 60_000 })).toBe(`${first}-2`);
+    expect(nameOf({ policies: { window: '60s', limit: 7 } })).toBe(`${first}-3`);
+  });
+
+  it('derives different names from different limits, windows, bursts or seeds', async () => {
     const nameOf = await freshProcess();
     const names = [
       nameOf({ limit: 7, window: '1m' }),
       nameOf({ limit: 8, window: '1m' }),
       nameOf({ limit: 7, window: '1h' }),
       nameOf({ limit: 7, window: '1m', burst: 9 }),
-      nameOf({ policies: { limit: 7, window: '1m' } }),
+      nameOf({ policies: { limit: 7, window: '1m', name: 'seven' } }),
       nameOf({ limit: 7, window: '1m' }, { ...TEST_ADAPTER, nameSeed: 'GET /search' }),
     ];
     expect(names.every((name) => /^auto-[0-9a-f]{12}$/.test(name))).toBe(true);

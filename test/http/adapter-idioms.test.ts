@@ -100,6 +100,29 @@ describe('@tollgate/fastify', () => {
     ]);
   });
 
+  it("with hook: 'preHandler', runs after the route's own preHandler (where auth may live)", async () => {
+    const app = fastify();
+    await app.register(tollgate, {
+      global: false,
+      hook: 'preHandler',
+      key: (request) => (request as unknown as { user?: string }).user,
+    });
+    app.get(
+      '/',
+      {
+        config: { rateLimit: { limit: 1, window: '1m' } },
+        preHandler: async (request) => {
+          Object.assign(request, { user: `user:${request.headers['x-user']}` });
+        },
+      },
+      async () => 'ok',
+    );
+    const as = (user: string) => app.inject({ url: '/', headers: { 'x-user': user } });
+    expect([(await as('a')).statusCode, (await as('a')).statusCode, (await as('b')).statusCode]).toEqual([
+      200, 429, 200,
+    ]);
+  });
+
   it("renders RateLimitError through setErrorHandler with throwOnLimit, and calls a route's handler", async () => {
     const app = fastify();
     const frozenClock = () => 1_767_225_600_000;
@@ -152,6 +175,10 @@ describe('@tollgate/fastify', () => {
     );
     await expect(fastify().register(tollgate, { global: false, hook: 'onSend' as never })).rejects.toThrow(
       /hook must be/,
+    );
+    // With global: false the options are only inherited, and still checked at registration.
+    await expect(fastify().register(tollgate, { global: false, timeout: 'soon' as never })).rejects.toThrow(
+      /timeout must be/,
     );
     const app = fastify();
     await app.register(tollgate, { global: false });

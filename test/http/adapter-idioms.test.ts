@@ -32,6 +32,19 @@ describe('@tollgate/express', () => {
     expect(limited.headers['retry-after']).toBe('60');
   });
 
+  it('a route limiter stacked on the app-wide one reports both policies', async () => {
+    const app = express();
+    app.use(expressRateLimit({ limit: 100, window: '1m', name: 'site' }));
+    app.post(
+      '/login',
+      expressRateLimit({ limit: 5, window: '15m', name: 'login' }),
+      (_req, res) => void res.send('ok'),
+    );
+    const response = await request(app).post('/login');
+    expect(response.headers['ratelimit-policy']).toBe('"100-per-1m";q=100;w=60, "5-per-15m";q=5;w=900');
+    expect(response.headers.ratelimit).toBe('"100-per-1m";r=99;t=1, "5-per-15m";r=4;t=180');
+  });
+
   it('passes RateLimitError to the error handler with throwOnLimit', async () => {
     const app = express();
     app.use(expressRateLimit({ limit: 1, window: '1m', throwOnLimit: true }));
@@ -209,6 +222,18 @@ describe('@tollgate/koa', () => {
     expect(limited.status).toBe(429);
     expect(limited.body).toEqual({ limitedBy: '1-per-1m' });
     expect(limited.headers['retry-after']).toBe('60');
+  });
+
+  it('a route limiter stacked on the app-wide one reports both policies', async () => {
+    const app = new Koa();
+    app.use(koaRateLimit({ limit: 100, window: '1m', name: 'site' }));
+    const router = new Router();
+    router.post('/login', koaRateLimit({ limit: 5, window: '15m', name: 'login' }), (ctx) => {
+      ctx.body = 'ok';
+    });
+    app.use(router.routes());
+    const response = await request(app.callback()).post('/login');
+    expect(response.headers['ratelimit-policy']).toBe('"100-per-1m";q=100;w=60, "5-per-15m";q=5;w=900');
   });
 
   it('throws RateLimitError to upstream error middleware with throwOnLimit, per route with @koa/router', async () => {

@@ -75,7 +75,10 @@ export const adapterScenarios: AdapterScenario[] = [
       const logins = [];
       for (let i = 0; i < 3; i++) logins.push(await app.send('POST', '/login'));
       expect(logins.map((r) => r.status)).toEqual([200, 200, 429]);
-      expect(draft10(logins[2] as never, 'ratelimit-policy')).toEqual({ '2-per-15m': { q: 2, w: 900 } });
+      // Express and Koa stack the route's limiter on the app-wide one and report both; Fastify's replaces it.
+      expect(draft10(logins[2] as never, 'ratelimit-policy')).toMatchObject({
+        '2-per-15m': { q: 2, w: 900 },
+      });
       expect(retryAfterSeconds(logins[2] as never)).toBe(450);
       expect((await app.send('GET', '/a')).status).toBe(200);
     },

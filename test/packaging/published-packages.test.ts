@@ -29,6 +29,8 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'mergeRateLimitOptions',
     'parseDuration',
     'quotaExceededProblem',
+    'stackHeaders',
+    'validateInheritedOptions',
   ].sort(),
   express: [...KEY_HELPERS, 'rateLimit'].sort(),
   fastify: [...KEY_HELPERS, 'tollgate'].sort(),

@@ -1,7 +1,11 @@
 /** Durations as people write them (`'15s'`, `'1m'`) turned into whole milliseconds. */
 
-/** A duration: milliseconds as a number, or a string such as `'500ms'`, `'15s'`, `'1m'`, `'1h'`, `'1d'`. */
-export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`;
+/**
+ * A duration: milliseconds as a number, or a string such as `'500ms'`, `'15s'`, `'1m'`, `'1h'`, `'1d'`
+ * (a number and a {@link DurationUnit}). Typed as any string so options kept in a `const` still fit;
+ * a bad one throws when the limiter is created.
+ */
+export type Duration = number | string;
 
 /** The units a {@link Duration} string may end with. */
 export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';

@@ -2,7 +2,7 @@
 export type { Decision, DecisionReason, PolicyDecision } from './decision.js';
 export { type Duration, type DurationUnit, parseDuration } from './duration.js';
 export { ipIdentity } from './http/client-ip.js';
-export type { HeaderProfile } from './http/headers.js';
+export { type HeaderProfile, stackHeaders } from './http/headers.js';
 export { createHttpLimiter, type HttpLimiter } from './http/http-limiter.js';
 export {
   type AdapterSettings,

@@ -5,6 +5,7 @@ import {
   type RateLimitOptions,
   type RateLimitOutcome,
   type RequestAccess,
+  stackHeaders,
 } from '@tollgate/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
@@ -46,7 +47,7 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
       return next(error);
     }
     if (outcome.kind === 'skipped') return next();
-    res.set(outcome.headers);
+    res.set(stackHeaders(outcome.headers, (name) => res.get(name)));
     if (outcome.kind === 'allowed') return next();
     if (outcome.kind === 'error') return next(outcome.error);
     try {

@@ -64,9 +64,11 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   if (typeof global !== 'boolean') throw new TypeError('@tollgate/fastify: global must be true or false');
   if (!HOOKS.includes(hook))
     throw new TypeError(`@tollgate/fastify: hook must be one of ${HOOKS.join(', ')}`);
+  // Fastify's logger is off unless the app turns it on; Tollgate's warnings must not vanish with it.
+  const logger = typeof fastify.log.level === 'string' ? fastify.log : console;
   const settings = (nameSeed?: string) => ({
     adapter: '@tollgate/fastify',
-    logger: fastify.log,
+    logger,
     ...(nameSeed ? { nameSeed } : {}),
   });
   const appLimiter = global ? createHttpLimiter(base, fastifyAccess, settings()) : undefined;

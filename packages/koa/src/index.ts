@@ -4,6 +4,7 @@ import {
   type RateLimitInfo,
   type RateLimitOptions,
   type RequestAccess,
+  stackHeaders,
 } from '@tollgate/core';
 import type { Context, Middleware } from 'koa';
 
@@ -37,7 +38,7 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
   return async function rateLimit(ctx, next) {
     const outcome = await limiter.check(ctx);
     if (outcome.kind === 'skipped') return next();
-    ctx.set(outcome.headers);
+    ctx.set(stackHeaders(outcome.headers, (name) => ctx.response.get(name)));
     if (outcome.kind === 'allowed') return next();
     if (outcome.kind === 'error') throw outcome.error;
     if (handler) return handler(ctx, outcome.info);

@@ -82,6 +82,35 @@ function standardWriter(
   }
 }
 
+/**
+ * The headers to set when an earlier limiter already set some on this response (Express and Koa run a
+ * route's limiter after the app-wide one). The draft-10 fields are lists, so both limiters' policies are
+ * kept; `Retry-After` keeps the longer wait; any other field is the later limiter's.
+ *
+ * @example
+ * res.set(stackHeaders(outcome.headers, (name) => res.get(name)));
+ */
+export function stackHeaders(
+  headers: Readonly<Record<string, string>>,
+  earlier: (name: string) => unknown,
+): Record<string, string> {
+  const stacked = { ...headers };
+  for (const name of ['RateLimit-Policy', 'RateLimit']) {
+    const before = earlier(name);
+    const now = headers[name];
+    if (isDraft10List(before) && isDraft10List(now)) stacked[name] = `${before}, ${now}`;
+  }
+  const retryBefore = Number(earlier('Retry-After'));
+  const retryNow = headers['Retry-After'];
+  if (retryNow !== undefined && retryBefore > Number(retryNow)) stacked['Retry-After'] = String(retryBefore);
+  return stacked;
+}
+
+/** A draft-10 field value: a list of quoted policy names with parameters. */
+function isDraft10List(value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith('"');
+}
+
 function resetSeconds(policy: PolicyDecision): number {
   return seconds(policy.resetMs);
 }

@@ -5,7 +5,7 @@
 import type { Decision } from '../decision.js';
 import { createLimiter, type Limiter } from '../limiter.js';
 import type { Policy } from '../policy.js';
-import { ipIdentity } from './client-ip.js';
+import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
 import { createHeaderWriter, type HeaderWriter } from './headers.js';
 import {
   type AdapterSettings,
@@ -37,7 +37,7 @@ interface BoundLimiter {
 
 const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
 
-/** The identity of requests whose key function found nothing: they share one bucket rather than none. */
+/** The identity of requests with neither a key nor a client IP: they share one bucket rather than none. */
 const UNKNOWN_IDENTITY = 'unknown';
 
 /**
@@ -67,24 +67,31 @@ export function createHttpLimiter<Req>(
         `${settings.adapter}: the key function must return a string or undefined; got ${typeof identity}`,
       );
     }
-    if (ipIdentity(access.ip(request), false) === undefined) {
+    // Falling back to the IP keeps one anonymous client from exhausting a bucket that all of them share.
+    const ip = ipIdentity(access.ip(request), DEFAULT_IPV6_SUBNET);
+    if (ip === undefined) {
       warnings.once(
         'TOLLGATE_MISSING_IP',
         'the framework gave no valid client IP; such requests share one bucket',
       );
-    } else {
-      warnings.once(
-        'TOLLGATE_MISSING_KEY',
-        'the key function returned nothing; such requests share one bucket',
-      );
+      return UNKNOWN_IDENTITY;
     }
-    return UNKNOWN_IDENTITY;
+    warnings.once(
+      'TOLLGATE_MISSING_KEY',
+      'the key function returned nothing; such requests are limited by client IP',
+    );
+    return ip;
   }
 
   /** Warns once if X-Forwarded-For arrives but the framework ignored it (no trusted proxy). */
   function checkProxySetup(request: Req): void {
-    const forwarded = access.header(request, 'x-forwarded-for') !== undefined;
-    if (!forwarded || access.ip(request) !== access.socketIp(request)) return;
+    const forwardedFor = access.header(request, 'x-forwarded-for');
+    const ip = access.ip(request);
+    if (forwardedFor === undefined || ip !== access.socketIp(request)) return;
+    // A client on the proxy's own address (a local setup) forwards the very address the socket shows:
+    // the framework may well trust the proxy, so there is nothing to warn about.
+    const clientIp = ipIdentity(ip, false);
+    if (forwardedFor.split(',').some((hop) => ipIdentity(hop.trim(), false) === clientIp)) return;
     proxyWarningDue = false;
     warnings.once(
       'TOLLGATE_UNTRUSTED_FORWARDED_FOR',
@@ -126,7 +133,7 @@ export function createHttpLimiter<Req>(
         return { status: 429, contentType: 'application/json; charset=utf-8', body: JSON.stringify(message) };
       return {
         status: 429,
-        contentType: PROBLEM_JSON,
+        contentType: `${PROBLEM_JSON}; charset=utf-8`,
         body: JSON.stringify(quotaExceededProblem(info.decision)),
       };
     },

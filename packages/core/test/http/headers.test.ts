@@ -1,6 +1,11 @@
 import { type Item, parseDictionary, parseItem, parseList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
-import { createHeaderWriter, HEADER_PROFILES, type HeaderProfile } from '../../src/http/headers.js';
+import {
+  createHeaderWriter,
+  HEADER_PROFILES,
+  type HeaderProfile,
+  stackHeaders,
+} from '../../src/http/headers.js';
 import { createLimiter } from '../../src/limiter.js';
 import type { Policy } from '../../src/policy.js';
 import { storeOnClock } from './fixtures.js';
@@ -191,5 +196,34 @@ describe('Retry-After', () => {
     const { headersAfter } = setup(profile, PER_MINUTE, true);
     const headers = await headersAfter(11);
     expect(headers).not.toHaveProperty('Retry-After');
+  });
+});
+
+describe('stackHeaders', () => {
+  const earlierHeaders: Record<string, string> = {
+    'RateLimit-Policy': '"site";q=100;w=60',
+    RateLimit: '"site";r=99;t=1',
+    'Retry-After': '30',
+  };
+  const earlier = (name: string) => earlierHeaders[name];
+
+  it('keeps both limiters’ draft-10 list members', () => {
+    const stacked = stackHeaders(
+      { 'RateLimit-Policy': '"login";q=5;w=900', RateLimit: '"login";r=4;t=180' },
+      earlier,
+    );
+    expect(parseList(stacked['RateLimit-Policy'] as string).map(([name]) => name)).toEqual(['site', 'login']);
+    expect(parseList(stacked.RateLimit as string).map(([name]) => name)).toEqual(['site', 'login']);
+  });
+
+  it('keeps the longer Retry-After', () => {
+    expect(stackHeaders({ 'Retry-After': '10' }, earlier)['Retry-After']).toBe('30');
+    expect(stackHeaders({ 'Retry-After': '90' }, earlier)['Retry-After']).toBe('90');
+  });
+
+  it("lets other profiles' fields and a first limiter's headers stand as they are", () => {
+    const draft7 = { RateLimit: 'limit=5, remaining=4, reset=180', 'RateLimit-Policy': '5;w=900' };
+    expect(stackHeaders(draft7, earlier)).toEqual(draft7);
+    expect(stackHeaders(earlierHeaders, () => undefined)).toEqual(earlierHeaders);
   });
 });

@@ -209,7 +209,7 @@ describe('rejection', () => {
     const { limiter } = setup();
     const info = await limitedInfo(limiter, CLIENT);
     const rejection = await limiter.rejection(CLIENT, info);
-    expect(rejection).toMatchObject({ status: 429, contentType: 'application/problem+json' });
+    expect(rejection).toMatchObject({ status: 429, contentType: 'application/problem+json; charset=utf-8' });
     expect(JSON.parse(rejection.body)).toEqual({
       type: QUOTA_EXCEEDED_TYPE,
       title: 'Request cannot be satisfied as assigned quota has been exceeded',
@@ -286,22 +286,24 @@ describe('requests without a key', () => {
     ]);
   });
 
-  it('limits requests the key function found nothing for under one bucket and warns TOLLGATE_MISSING_KEY once', async () => {
+  it('limits requests the key function found nothing for by client IP, and warns TOLLGATE_MISSING_KEY once', async () => {
     const { limiter, warnings } = setup({ key: byApiKey() });
     expect((await limiter.check(CLIENT)).kind).toBe('allowed');
-    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('allowed');
-    expect((await limiter.check({ ip: '192.0.2.1' })).kind).toBe('limited');
+    expect((await limiter.check(CLIENT)).kind).toBe('allowed');
+    expect((await limiter.check(CLIENT)).kind).toBe('limited');
+    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('allowed'); // one keyless client cannot starve another
     expect((await limiter.check({ ...CLIENT, headers: { 'x-api-key': 'k' } })).kind).toBe('allowed');
     expect(warnings).toEqual([
-      '[TOLLGATE_MISSING_KEY] the key function returned nothing; such requests share one bucket',
+      '[TOLLGATE_MISSING_KEY] the key function returned nothing; such requests are limited by client IP',
     ]);
   });
 
   it('treats an empty identity as missing', async () => {
     const { limiter, warnings } = setup({ key: () => '' });
     await limiter.check(CLIENT);
-    await limiter.check(OTHER_CLIENT);
-    expect((await limiter.check({ ip: '192.0.2.1' })).kind).toBe('limited');
+    await limiter.check(CLIENT);
+    expect((await limiter.check(CLIENT)).kind).toBe('limited');
+    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('allowed');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^\[TOLLGATE_MISSING_KEY\]/);
   });
@@ -328,6 +330,19 @@ describe('proxy setup warning', () => {
     await limiter.check(forwarded('198.51.100.9', '10.0.0.2'));
     await limiter.check(forwarded('198.51.100.9', '10.0.0.2'));
     expect(warnings).toEqual([]);
+  });
+
+  it('does not warn when the client shares the proxy address, as in a local setup', async () => {
+    const { limiter, warnings } = setup();
+    const local = {
+      ip: '::ffff:127.0.0.1',
+      socketIp: '::ffff:127.0.0.1',
+      headers: { 'x-forwarded-for': '127.0.0.1' },
+    };
+    await limiter.check(local);
+    expect(warnings).toEqual([]);
+    await limiter.check(forwarded('10.0.0.2', '10.0.0.2'));
+    expect(warnings).toHaveLength(1); // the check stays armed until it has something to say
   });
 
   it('does not warn without X-Forwarded-For', async () => {

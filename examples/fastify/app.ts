@@ -1,0 +1,43 @@
+/** The Fastify app: which routes are limited, by whom, and how hard. */
+import { byApiKey, byIp, firstOf, type Store, tollgate } from '@tollgate/fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+
+/**
+ * Builds the app. Every limiter gets the same `store` and its own `name`, so its buckets are its own and
+ * keep their place in Redis when limiters are added later.
+ *
+ * @example
+ * const app = await createApp(new MemoryStore());
+ * await app.listen({ port: 3001 });
+ */
+export async function createApp(store: Store): Promise<FastifyInstance> {
+  // Tollgate reports warnings through the app's logger (through console while Fastify's is off).
+  const app = Fastify({ logger: { level: 'warn' } });
+
+  // (a) Every route: 20 requests a minute per client IP, unless its `config.rateLimit` says otherwise.
+  // Behind a proxy, pass Fastify `trustProxy` so request.ip, and with it the key, is the client's address.
+  await app.register(tollgate, { name: 'site', limit: 20, window: '1m', store });
+
+  app.get('/', async () => 'Hello from Fastify behind Tollgate\n');
+
+  // (b) The API: 5 requests a minute per API key. A route's own limit replaces the app-wide one (the
+  // store is inherited, the name is not). Requests without a key fall back to their IP, so keyless
+  // callers do not all share one bucket.
+  app.get(
+    '/api/widgets',
+    { config: { rateLimit: { name: 'api', limit: 5, window: '1m', key: firstOf(byApiKey(), byIp()) } } },
+    async () => ({ widgets: ['sprocket', 'flange'] }),
+  );
+
+  // (c) Logins: 3 attempts a minute per IP, far below the app-wide rate, so passwords cannot be guessed
+  // at the speed pages are read.
+  app.post('/login', { config: { rateLimit: { name: 'login', limit: 3, window: '1m' } } }, async () => ({
+    signedIn: true,
+  }));
+
+  // (d) Not limited: health checks come from load balancers every few seconds and must not use up
+  // anyone's allowance.
+  app.get('/health', { config: { rateLimit: false } }, async () => ({ status: 'ok' }));
+
+  return app;
+}

@@ -77,18 +77,22 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   // Fastify adds a HEAD route for each GET with the same config object: one limiter serves both.
   const routeHooks = new WeakMap<object, ReturnType<typeof rateLimitHook>>();
 
-  fastify.addHook('onRoute', (route: RouteOptions) => {
-    const own = route.config?.rateLimit;
-    if (own === false || (own === undefined && appHook === undefined)) return;
-    let check = own === undefined ? appHook : routeHooks.get(own);
-    if (check === undefined && own !== undefined) {
+  function routeHook(own: Partial<FastifyRateLimitOptions>, route: RouteOptions) {
+    let check = routeHooks.get(own);
+    if (check === undefined) {
       const merged = mergeRateLimitOptions(base, own) as FastifyRateLimitOptions;
-      check = rateLimitHook(
-        createHttpLimiter(merged, fastifyAccess, settings(`${route.method} ${route.url}`)),
-        merged.handler,
-      );
+      const seed = `${route.method} ${route.url}`;
+      check = rateLimitHook(createHttpLimiter(merged, fastifyAccess, settings(seed)), merged.handler);
       routeHooks.set(own, check);
     }
+    return check;
+  }
+
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    const own = route.config?.rateLimit;
+    if (own === false) return;
+    const check = own === undefined ? appHook : routeHook(own, route);
+    if (check === undefined) return;
     // onRequest: first, so a limited request costs as little as possible. A later hook is chosen to run
     // after something (authentication, say), so there the check goes last.
     const hooks = toArray(route[hook]);

@@ -45,7 +45,7 @@ const UNKNOWN_IDENTITY = 'unknown';
  *
  * @example
  * // inside an adapter
- * const limiter = createHttpLimiter(options, expressAccess, { adapter: '@tollgate/express', extraOptions: ['handler'] });
+ * const limiter = createHttpLimiter(options, expressAccess, { adapter: '@tollgate/express' });
  * const outcome = await limiter.check(req);
  */
 export function createHttpLimiter<Req>(

@@ -4,13 +4,11 @@ export { type Duration, type DurationUnit, parseDuration } from './duration.js';
 export { ipIdentity } from './http/client-ip.js';
 export { type HeaderProfile, stackHeaders } from './http/headers.js';
 export { createHttpLimiter, type HttpLimiter } from './http/http-limiter.js';
-export {
-  type AdapterSettings,
-  type LimitedMessage,
-  mergeRateLimitOptions,
-  type PerRequest,
-  type RateLimitOptions,
-  validateInheritedOptions,
+export type {
+  AdapterSettings,
+  LimitedMessage,
+  PerRequest,
+  RateLimitOptions,
 } from './http/options.js';
 export type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './http/outcome.js';
 export {
@@ -30,6 +28,7 @@ export {
   type KeyFunction,
   type RequestAccess,
 } from './http/request-keys.js';
+export { mergeRateLimitOptions, validateInheritedOptions } from './http/route-options.js';
 export type { Logger, WarningCode, WarningSwitches } from './http/warnings.js';
 export { hashIdentity } from './identity.js';
 export { type ConsumeOptions, createLimiter, type Limiter, type LimiterOptions } from './limiter.js';

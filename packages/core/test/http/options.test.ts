@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import { mergeRateLimitOptions, type RateLimitOptions } from '../../src/http/options.js';
+import type { RateLimitOptions } from '../../src/http/options.js';
+import { mergeRateLimitOptions } from '../../src/http/route-options.js';
 import { MemoryStore } from '../../src/memory-store.js';
 import { type FakeRequest, fakeAccess, TEST_ADAPTER } from './fixtures.js';
 

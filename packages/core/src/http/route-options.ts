@@ -1,0 +1,41 @@
+/** Per-route options in frameworks that have them (Fastify): merged over the app's, checked early. */
+import { type AdapterSettings, type RateLimitOptions, resolveRateLimitOptions } from './options.js';
+
+/**
+ * Checks options that routes inherit without a limiter of their own (Fastify `global: false`), so
+ * mistakes surface at registration rather than when the first route uses them. The policy may come
+ * from the routes, so a placeholder stands in for a missing one.
+ */
+export function validateInheritedOptions<Req>(
+  options: RateLimitOptions<Req>,
+  settings: AdapterSettings,
+): void {
+  const hasPolicy = ['limit', 'window', 'burst', 'policies'].some((option) => option in (options ?? {}));
+  const placeholder = hasPolicy ? {} : { limit: 1, window: 1 };
+  resolveRateLimitOptions({ name: 'validation', ...options, ...placeholder }, settings);
+}
+
+/**
+ * Per-route options over the app's: the route's values win and the rest is inherited, except that
+ * - `name` is never inherited (a route gets its own buckets unless it names shared ones);
+ * - a route's `policies` replace the app's `limit`/`window`/`burst`, and a route's `limit`/`window`/`burst`
+ *   replace the app's `policies`; a route's `limit` drops the app's `burst`, which was sized for the app's limit.
+ * `false` turns limiting off for the route.
+ *
+ * @example
+ * mergeRateLimitOptions({ store, limit: 100, window: '1m' }, { limit: 10 }); // 10 per minute, same store
+ */
+export function mergeRateLimitOptions<O extends RateLimitOptions<never>>(
+  base: Partial<O>,
+  override: Partial<O> | false | undefined,
+): Partial<O> | false {
+  if (override === false) return false;
+  const { name: _notInherited, ...inherited } = base;
+  if (override === undefined) return inherited as Partial<O>;
+  const dropped = new Set<string>();
+  if ('policies' in override) for (const option of ['limit', 'window', 'burst']) dropped.add(option);
+  if ('limit' in override || 'window' in override || 'burst' in override) dropped.add('policies');
+  if ('limit' in override) dropped.add('burst');
+  const kept = Object.entries(inherited).filter(([option]) => !dropped.has(option));
+  return { ...Object.fromEntries(kept), ...override } as Partial<O>;
+}

@@ -39,6 +39,14 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
 
 let installDir: string;
 
+async function tarballOf(name: string): Promise<string> {
+  const tarballs = join(installDir, 'tarballs');
+  return join(
+    tarballs,
+    (await readdir(tarballs)).find((file) => file.startsWith(`tollgate-${name}-`)) as string,
+  );
+}
+
 /** Finds the directory of a dependency as a package of the workspace resolves it. */
 function dependencyDir(fromPackage: string, dependency: string): string {
   return dirname(
@@ -52,10 +60,9 @@ beforeAll(async () => {
   await mkdir(join(installDir, 'node_modules', '@tollgate'), { recursive: true });
   for (const name of PACKAGES) {
     await run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: join(root, 'packages', name) });
-    const tarball = (await readdir(tarballs)).find((file) => file.startsWith(`tollgate-${name}-`)) as string;
     const target = join(installDir, 'node_modules', '@tollgate', name);
     await mkdir(target, { recursive: true });
-    await run('tar', ['-xzf', join(tarballs, tarball), '-C', target, '--strip-components=1']);
+    await run('tar', ['-xzf', await tarballOf(name), '-C', target, '--strip-components=1']);
   }
   // The peer and runtime dependencies, as the workspace has them installed.
   for (const [from, dependency] of [
@@ -104,6 +111,17 @@ describe('the published packages', () => {
     expect(entry).toEqual({ import: './dist/index.mjs', require: './dist/index.cjs' });
     if (name !== 'core') expect(manifest.dependencies?.['@tollgate/core']).toMatch(/^\^\d/); // no workspace: protocol
   });
+
+  it.each(PACKAGES)(
+    '@tollgate/%s passes publint and are-the-types-wrong',
+    async (name) => {
+      const bin = (tool: string) => join(root, 'test', 'node_modules', '.bin', tool);
+      // Both exit non-zero on a problem; execFile then rejects with their report.
+      await run(bin('publint'), ['--strict', join(installDir, 'node_modules', '@tollgate', name)]);
+      await run(bin('attw'), [await tarballOf(name), '--format', 'ascii']);
+    },
+    60_000,
+  );
 
   it.each(['cjs', 'esm'] as const)('load from %s with the pinned export lists, and work', async (format) => {
     const loaded = await loadAll(format);

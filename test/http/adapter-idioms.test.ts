@@ -85,6 +85,14 @@ describe('@tollgate/fastify', () => {
     expect(await statuses('/search')).toEqual([200, 429]);
   });
 
+  it('with global: false, routes may complete a policy the plugin options began', async () => {
+    const app = fastify();
+    await app.register(tollgate, { global: false, window: '1m', headers: 'draft-6' });
+    app.get('/search', { config: { rateLimit: { limit: 2 } } }, async () => 'ok');
+    const response = await app.inject('/search');
+    expect(response.headers['ratelimit-policy']).toBe('2;w=60');
+  });
+
   it('a route inherits the plugin options it does not set', async () => {
     const app = fastify();
     await app.register(tollgate, { limit: 100, window: '1m', headers: 'draft-6' });

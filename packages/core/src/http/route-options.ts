@@ -10,9 +10,14 @@ export function validateInheritedOptions<Req>(
   options: RateLimitOptions<Req>,
   settings: AdapterSettings,
 ): void {
-  const hasPolicy = ['limit', 'window', 'burst', 'policies'].some((option) => option in (options ?? {}));
-  const placeholder = hasPolicy ? {} : { limit: 1, window: 1 };
-  resolveRateLimitOptions({ name: 'validation', ...options, ...placeholder }, settings);
+  if (typeof options !== 'object' || options === null) {
+    resolveRateLimitOptions(options, settings); // throws the usual message
+    return;
+  }
+  // Routes may bring the limit, the window or both: placeholders stand in for whatever is missing.
+  const placeholders =
+    'policies' in options ? {} : { limit: options.limit ?? 1, window: options.window ?? 1 };
+  resolveRateLimitOptions({ name: 'validation', ...options, ...placeholders }, settings);
 }
 
 /**

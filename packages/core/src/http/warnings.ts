@@ -9,7 +9,7 @@ export type WarningCode =
   | 'TOLLGATE_UNTRUSTED_FORWARDED_FOR'
   /** The framework gave no client IP (e.g. a closed socket): the request was limited under `unknown`. */
   | 'TOLLGATE_MISSING_IP'
-  /** The key function returned nothing: the request was limited under `unknown`. */
+  /** The key function returned nothing: the request was limited by its client IP. */
   | 'TOLLGATE_MISSING_KEY'
   /** The store failed or timed out; with `failOpen` the request went through unlimited. */
   | 'TOLLGATE_STORE_ERROR';

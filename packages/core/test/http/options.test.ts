@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createHttpLimiter } from '../../src/http/http-limiter.js';
 import type { RateLimitOptions } from '../../src/http/options.js';
-import { mergeRateLimitOptions } from '../../src/http/route-options.js';
+import { mergeRateLimitOptions, validateInheritedOptions } from '../../src/http/route-options.js';
 import { MemoryStore } from '../../src/memory-store.js';
 import { type FakeRequest, fakeAccess, TEST_ADAPTER } from './fixtures.js';
 
@@ -290,5 +290,20 @@ describe('mergeRateLimitOptions', () => {
     mergeRateLimitOptions(app, route);
     expect(app).toEqual(appCopy);
     expect(route).toEqual({ policies: { limit: 1, window: '1s' } });
+  });
+});
+
+describe('validateInheritedOptions', () => {
+  it('accepts options that leave all or part of the policy to the routes', () => {
+    expect(() => validateInheritedOptions({}, TEST_ADAPTER)).not.toThrow();
+    expect(() => validateInheritedOptions({ window: '1m', legacyHeaders: true }, TEST_ADAPTER)).not.toThrow();
+    expect(() => validateInheritedOptions({ limit: 5 }, TEST_ADAPTER)).not.toThrow();
+  });
+
+  it('still rejects every bad option it is given', () => {
+    expect(() => validateInheritedOptions({ window: 'soon' }, TEST_ADAPTER)).toThrow(/window must be/);
+    expect(() => validateInheritedOptions({ failOpen: 'yes' as never }, TEST_ADAPTER)).toThrow(/failOpen/);
+    expect(() => validateInheritedOptions({ max: 5 } as never, TEST_ADAPTER)).toThrow(/unknown option 'max'/);
+    expect(() => validateInheritedOptions(null as never, TEST_ADAPTER)).toThrow(/options must be an object/);
   });
 });

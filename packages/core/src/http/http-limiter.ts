@@ -107,8 +107,12 @@ export function createHttpLimiter<Req>(
       if (config.skip && (await config.skip(request))) return SKIPPED;
       if (proxyWarningDue) checkProxySetup(request);
       const identity = await keyOf(request);
-      const cost = typeof config.cost === 'function' ? await config.cost(request) : config.cost;
-      validateCost(cost, settings.adapter);
+      // A static cost was checked at construction; a computed one is checked here, so a bad one is
+      // reported as the app's bug rather than caught below as a store failure.
+      const cost =
+        typeof config.cost === 'function'
+          ? checkedCost(await config.cost(request), settings.adapter)
+          : config.cost;
       const bound = await limiterFor(request);
       let decision: Decision;
       try {
@@ -171,10 +175,11 @@ function boundLimiters<Req>(
   };
 }
 
-function validateCost(cost: unknown, adapter: string): asserts cost is number {
+function checkedCost(cost: unknown, adapter: string): number {
   if (typeof cost !== 'number' || !Number.isFinite(cost) || cost <= 0) {
     throw new TypeError(`${adapter}: the cost function must return a positive number; got ${String(cost)}`);
   }
+  return cost;
 }
 
 /** The store's answer, or a rejection once `timeoutMs` has passed (the late answer is then ignored). */

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { redisAddress } from '@tollgate/example-support/store';
 import { Redis } from 'ioredis';
 import type { ResourceStack } from './resource-stack.js';
 
@@ -74,16 +75,6 @@ async function pingProblem(url: string): Promise<string | undefined> {
     return socketError ?? (error as Error).message;
   } finally {
     client.disconnect();
-  }
-}
-
-/** Host and port of a Redis URL, for printing: the URL itself may carry a password. */
-function redisAddress(redisUrl: string): string {
-  try {
-    const { hostname, port } = new URL(redisUrl);
-    return `${hostname || '127.0.0.1'}:${port || 6379}`;
-  } catch {
-    return 'not a URL';
   }
 }
 

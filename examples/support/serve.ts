@@ -1,4 +1,5 @@
 /** Starts an example server on loopback, prints how to try it, and stops it cleanly on Ctrl-C or SIGTERM. */
+import { createServer, type RequestListener } from 'node:http';
 import type { SharedStore } from './store.js';
 import { usage } from './usage.js';
 
@@ -45,4 +46,30 @@ export async function serve(server: ExampleServer): Promise<void> {
       await shared.close();
     });
   }
+}
+
+/**
+ * {@link serve} for an app that is a Node request listener (an Express app, a Koa `app.callback()`).
+ *
+ * @example
+ * await serveRequestListener('Express', 3000, shared, createApp(shared.store));
+ */
+export async function serveRequestListener(
+  framework: string,
+  port: number,
+  shared: SharedStore,
+  listener: RequestListener,
+): Promise<void> {
+  const server = createServer(listener);
+  await serve({
+    framework,
+    port,
+    shared,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject).listen(port, '127.0.0.1', () => resolve());
+      }),
+    // close() waits for requests in flight; idle keep-alive connections are dropped.
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  });
 }

@@ -48,12 +48,17 @@ function reportRedisErrors(client: Redis): void {
   });
 }
 
-/** Host and port of a Redis URL, for printing: the URL itself may carry a password. */
-function redisAddress(redisUrl: string): string {
+/**
+ * Host and port of a Redis URL, for printing: the URL itself may carry a password.
+ *
+ * @example
+ * redisAddress('redis://:secret@cache:6380'); // 'cache:6380'
+ */
+export function redisAddress(redisUrl: string): string {
   try {
     const { hostname, port } = new URL(redisUrl);
     return `${hostname || '127.0.0.1'}:${port || 6379}`;
   } catch {
-    return 'REDIS_URL (not a URL)';
+    return 'an invalid URL';
   }
 }

@@ -17,7 +17,11 @@ export interface ReadyMessage {
 const limiterName = process.env.LIMITER_NAME;
 if (!limiterName) throw new Error('app-server.ts is started by index.ts, which sets LIMITER_NAME');
 const redis = process.env.REDIS_URL
-  ? new Redis(process.env.REDIS_URL, { enableAutoPipelining: true })
+  ? new Redis(process.env.REDIS_URL, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      enableAutoPipelining: true,
+    })
   : undefined;
 const store = redis
   ? new RedisStore({ client: redis, prefix: 'tollgate:example-distributed:' })

@@ -3,7 +3,7 @@ import { createLimiter, MemoryStore, RedisStore } from '@tollgate/core';
 import { Redis } from 'ioredis';
 
 const redis = process.env.REDIS_URL
-  ? new Redis(process.env.REDIS_URL, { enableAutoPipelining: true })
+  ? new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0 })
   : undefined;
 const store = redis ? new RedisStore({ client: redis }) : new MemoryStore();
 

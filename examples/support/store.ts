@@ -22,8 +22,13 @@ export function openStore(redisUrl: string | undefined, prefix: string): SharedS
   if (!redisUrl) {
     return { store: new MemoryStore(), description: 'memory (this process only)', close: async () => {} };
   }
-  // Auto-pipelining sends the checks of concurrent requests to Redis in one write.
-  const client = new Redis(redisUrl, { enableAutoPipelining: true });
+  // Fail fast: while Redis is away, checks take the insurance limiter at once instead of waiting in a
+  // queue and reaching Redis late. Auto-pipelining sends the checks of concurrent requests in one write.
+  const client = new Redis(redisUrl, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    enableAutoPipelining: true,
+  });
   reportRedisErrors(client);
   return {
     store: new RedisStore({ client, prefix }),

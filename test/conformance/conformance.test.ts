@@ -2,7 +2,11 @@ import { afterAll, describe, it } from 'vitest';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
 
-const kinds: StoreKind[] = [memoryKind(), redisKind('RedisStore'), redisKind('RedisStore on Cluster')];
+const kinds: StoreKind[] = [
+  memoryKind(),
+  await redisKind('RedisStore'),
+  await redisKind('RedisStore on Cluster'),
+];
 
 afterAll(async () => {
   await Promise.all(kinds.map((kind) => kind.close()));

@@ -8,9 +8,9 @@ import { type ManualClock, manualClock } from '../harness/manual-clock.js';
 export interface StoreFixture {
   readonly store: Store;
   readonly clock: ManualClock;
-  /** How many buckets the store holds now (full buckets need not be held). */
-  storedBuckets(): Promise<number>;
-  /** The remaining lifetime in ms of each stored bucket; only stores with expiring keys have it. */
+  /** How many keys the store holds now: one per identity with buckets that are not full. */
+  storedKeys(): Promise<number>;
+  /** The remaining lifetime in ms of each stored key; only stores with expiring keys have it. */
   readonly storedTtls?: () => Promise<number[]>;
 }
 
@@ -27,14 +27,14 @@ export function memoryKind(): StoreKind {
     fixture() {
       const clock = manualClock();
       const store = new MemoryStore({ clock: clock.now });
-      return { store, clock, storedBuckets: async () => store.size };
+      return { store, clock, storedKeys: async () => store.size };
     },
     close: async () => {},
   };
 }
 
-export function redisKind(name: 'RedisStore' | 'RedisStore on Cluster'): StoreKind {
-  const client: Redis | Cluster = name === 'RedisStore' ? connectRedis() : connectCluster();
+export async function redisKind(name: 'RedisStore' | 'RedisStore on Cluster'): Promise<StoreKind> {
+  const client: Redis | Cluster = name === 'RedisStore' ? await connectRedis() : await connectCluster();
   return {
     name,
     fixture() {
@@ -43,7 +43,7 @@ export function redisKind(name: 'RedisStore' | 'RedisStore on Cluster'): StoreKi
       return {
         store: new RedisStore({ client, prefix, clock: clock.now }),
         clock,
-        storedBuckets: async () => (await keysUnder(client, prefix)).length,
+        storedKeys: async () => (await keysUnder(client, prefix)).length,
         storedTtls: async () => Promise.all((await keysUnder(client, prefix)).map((key) => client.pttl(key))),
       };
     },

@@ -7,13 +7,17 @@ import { createLimiter, RedisStore } from '@tollgate/core';
 import { Redis } from 'ioredis';
 
 const [redisUrl = '', prefix = '', calls = '0'] = process.argv.slice(2);
-const client = new Redis(redisUrl, { enableAutoPipelining: true });
+const client = new Redis(redisUrl, {
+  enableAutoPipelining: true,
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+});
 const limiter = createLimiter({
   store: new RedisStore({ client, prefix }),
   policies: { limit: 100, window: '1h' },
 });
 
-await client.ping(); // connected before the race starts
+await new Promise((resolve) => client.once('ready', resolve)); // connected before the race starts
 process.stdout.write('ready\n');
 process.stdin.once('data', async () => {
   const decisions = await Promise.all(

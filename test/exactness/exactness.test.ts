@@ -57,7 +57,7 @@ describe('exactness under concurrency', () => {
   }, 60_000);
 
   it('2,000 concurrent consumes on a Redis Cluster admit exactly 100', async () => {
-    const cluster = connectCluster();
+    const cluster = await connectCluster();
     try {
       const store = new RedisStore({ client: cluster, prefix: uniquePrefix('exactness-cluster') });
       expect(await raceInProcess(store, 2000)).toBe(100);

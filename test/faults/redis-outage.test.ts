@@ -3,8 +3,9 @@
  * asked, into the framework's error handling), logs once, and recovers when Redis is back.
  */
 import { RedisStore } from '@tollgate/core';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis, untilReady } from '../harness/clients.js';
 import { type RedisProcess, startRedisServer } from '../harness/redis-server.js';
 import { drivers } from '../http/drivers.js';
 
@@ -14,12 +15,7 @@ let client: Redis;
 beforeAll(async () => {
   server = await startRedisServer();
   // What the adapters' READMEs recommend: fail fast rather than queue while Redis is away.
-  client = new Redis(server.url, {
-    enableAutoPipelining: true,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-  });
-  await untilReady(client);
+  client = await connectRedis(server.url);
 });
 
 afterAll(async () => {
@@ -38,31 +34,27 @@ async function whileRedisIsDown(during: () => Promise<void>): Promise<void> {
   }
 }
 
-async function untilReady(redis: Redis): Promise<void> {
-  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
-}
-
 describe.each(drivers)('$name when Redis goes away', (driver) => {
   it('fails open, logs once, and limits again once Redis is back', async () => {
     const logged: string[] = [];
     const logger = { warn: (line: string) => logged.push(line), error: (line: string) => logged.push(line) };
     const prefix = `outage:${driver.name}:${Date.now()}:`;
-    const store = new RedisStore({ client, prefix });
+    const store = new RedisStore({ client, prefix, logger });
     const app = await driver.build({
-      global: { limit: 1, window: '1h', store, logger, timeout: '2s' } as never,
+      global: { limit: 2, window: '1h', store, logger, timeout: '2s' } as never,
     });
     try {
       expect((await app.send('GET', '/a')).status).toBe(200);
-      expect((await app.send('GET', '/a')).status).toBe(429);
       await whileRedisIsDown(async () => {
         for (let i = 0; i < 3; i++) {
           const response = await app.send('GET', '/a');
           expect(response.status).toBe(200);
           expect(response.headers.ratelimit).toBeUndefined();
         }
-        expect(logged.filter((line) => line.startsWith('[TOLLGATE_STORE_ERROR]'))).toHaveLength(1);
+        expect(logged.filter((line) => line.startsWith('[TOLLGATE_'))).toHaveLength(1);
       });
       // The new server is empty: the bucket starts full, and limiting resumes.
+      expect((await app.send('GET', '/a')).status).toBe(200);
       expect((await app.send('GET', '/a')).status).toBe(200);
       expect((await app.send('GET', '/a')).status).toBe(429);
     } finally {

@@ -2,14 +2,37 @@
 import { Cluster, Redis } from 'ioredis';
 import { inject } from 'vitest';
 
-/** A client of the test Redis; `enableAutoPipelining` as production setups use it. */
-export function connectRedis(): Redis {
-  return new Redis(inject('redisUrl'), { enableAutoPipelining: true, maxRetriesPerRequest: 1 });
+/**
+ * The client options the READMEs recommend: fail fast (no offline queue, no resending after a reconnect)
+ * and auto-pipelining, as production setups use it.
+ */
+export const FAIL_FAST = {
+  enableAutoPipelining: true,
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+} as const;
+
+/** A client of the test Redis, connected and ready. */
+export async function connectRedis(url = inject('redisUrl')): Promise<Redis> {
+  const client = new Redis(url, FAIL_FAST);
+  await untilReady(client);
+  return client;
 }
 
-/** A client of the test Redis Cluster. */
-export function connectCluster(): Cluster {
-  return new Cluster(inject('redisClusterNodes'), { enableAutoPipelining: true });
+/** A client of the test Redis Cluster, connected and ready. */
+export async function connectCluster(): Promise<Cluster> {
+  const client = new Cluster(inject('redisClusterNodes'), {
+    enableAutoPipelining: true,
+    enableOfflineQueue: false,
+    redisOptions: { maxRetriesPerRequest: 0 },
+  });
+  await untilReady(client);
+  return client;
+}
+
+/** Resolves once the client is ready to send commands. */
+export async function untilReady(client: Redis | Cluster): Promise<void> {
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
 }
 
 /** A prefix no other test uses, so tests can share one Redis and run in parallel. */

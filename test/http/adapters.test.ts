@@ -8,7 +8,7 @@ import type { AppSpec, LimiterDefaults, LimiterOptions } from './app-spec.js';
 import { drivers } from './drivers.js';
 import { adapterScenarios, type ScenarioContext } from './scenarios.js';
 
-const redis: Redis = connectRedis();
+const redis: Redis = await connectRedis();
 afterAll(() => redis.disconnect());
 
 interface StoreSetup {

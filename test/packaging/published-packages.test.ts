@@ -22,6 +22,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     ...KEY_HELPERS,
     'PROBLEM_JSON',
     'QUOTA_EXCEEDED_TYPE',
+    'StoreUnavailableError',
     'createHttpLimiter',
     'createLimiter',
     'hashIdentity',

@@ -51,6 +51,11 @@ export interface Decision {
   readonly policies: readonly PolicyDecision[];
   /** When the store decided, by the store's clock (the Redis server's for `RedisStore`), in ms since the epoch. */
   readonly decidedAtMs: number;
+  /**
+   * `true` when the store could not answer and the limiter's per-process insurance limiter decided
+   * instead: the numbers are this process's, not the shared ones.
+   */
+  readonly degraded: boolean;
 }
 
 /** Builds the {@link Decision} for a store's answer. */
@@ -68,6 +73,7 @@ export function decide(policies: readonly ResolvedPolicy[], result: BucketResult
     decidedBy,
     policies: states,
     decidedAtMs: nowMs,
+    degraded: false,
   };
 }
 

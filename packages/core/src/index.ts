@@ -31,8 +31,18 @@ export {
 export { mergeRateLimitOptions, validateInheritedOptions } from './http/route-options.js';
 export type { Logger, WarningCode, WarningSwitches } from './http/warnings.js';
 export { hashIdentity } from './identity.js';
-export { type ConsumeOptions, createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
-export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export type { InsuranceOptions } from './insurance.js';
+export {
+  type ConsumeOptions,
+  createLimiter,
+  type Limiter,
+  type LimiterOptions,
+  type OnStoreError,
+  type StoreErrorAction,
+} from './limiter.js';
 export type { Policy, ResolvedPolicy } from './policy.js';
-export { type RedisClientLike, RedisStore, type RedisStoreOptions } from './redis-store.js';
 export type { BucketMode, BucketRequest, BucketResult, Store } from './store.js';
+export { StoreUnavailableError } from './store-error.js';
+export { MemoryStore, type MemoryStoreOptions } from './stores/memory/memory-store.js';
+export type { RedisClientLike } from './stores/redis/redis-client.js';
+export { RedisStore, type RedisStoreOptions } from './stores/redis/redis-store.js';

@@ -1,10 +1,26 @@
 /** `createLimiter`: policies and a store put together behind consume / peek / refund / reset. */
+import { bucketOwner } from './bucket-key.js';
+import { DeadlineWatch } from './deadline-watch.js';
 import type { Decision } from './decision.js';
 import { decide } from './decision.js';
-import { boundIdentity } from './identity.js';
-import { MemoryStore } from './memory-store.js';
+import { DenyCache } from './deny-cache.js';
+import { type Duration, parseDuration } from './duration.js';
+import { type InsuranceOptions, insuranceFor } from './insurance.js';
 import { type Policy, type ResolvedPolicy, resolvePolicies } from './policy.js';
 import type { BucketMode, Store } from './store.js';
+import { MemoryStore } from './stores/memory/memory-store.js';
+
+/**
+ * What a check does when the store fails (down, silent past `timeout`, erroring):
+ * - `'insurance'`: decide on the limiter's per-process insurance limiter (the decision is `degraded`);
+ * - `'throw'`: reject with the store's error (a `StoreUnavailableError` when it is unreachable).
+ */
+export type StoreErrorAction = 'insurance' | 'throw';
+
+/** A {@link StoreErrorAction}, or a function choosing one per failure (given the error and the key). */
+export type OnStoreError =
+  | StoreErrorAction
+  | ((error: unknown, key: string) => StoreErrorAction | Promise<StoreErrorAction>);
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions {
@@ -14,15 +30,33 @@ export interface LimiterOptions {
   store?: Store;
   /**
    * Keeps this limiter's buckets apart from other limiters' on the same store. Letters, digits and
-   * `_ . : -`, at most 64. Default: none (the key alone names the bucket, per policy name).
+   * `_ . : -`, at most 64. Default: none (limiters with equal policies on one store share buckets).
    */
   namespace?: string;
+  /**
+   * How long a check waits for a store that gives no answer before it takes `onStoreError`. Time this
+   * process spends busy does not count: an answer that arrived in time decides, however late it is read.
+   * Default: `'1s'`. `false`: wait as long as it takes.
+   */
+  timeout?: Duration | false;
+  /** When the store fails. Default: `'insurance'`. */
+  onStoreError?: OnStoreError;
+  /** The insurance limiter: the same policies in a `MemoryStore` of this process. Default: `{ instances: 1 }`. */
+  insurance?: InsuranceOptions;
+  /**
+   * Answers checks of a client that the store has told to wait, in process, until the wait is over:
+   * no round trip for a client that keeps knocking. Only in front of stores that are not `local`.
+   * Default: `{ maxKeys: 10_000 }`. `false`: off.
+   */
+  denyCache?: false | { maxKeys?: number };
 }
 
 /** Options of a single check. */
 export interface ConsumeOptions {
   /** Tokens this request costs: any positive number. Default: `1`. */
   cost?: number;
+  /** This check's answer to a store failure, instead of the limiter's `onStoreError`. */
+  onStoreError?: OnStoreError;
 }
 
 /** A rate limiter. Every method is atomic across all of its policies. */
@@ -40,6 +74,7 @@ export interface Limiter {
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+const STORE_ERROR_ACTIONS: readonly StoreErrorAction[] = ['insurance', 'throw'];
 
 /**
  * Creates a limiter. Options are checked here, once: bad ones throw a `TypeError` naming the field.
@@ -61,38 +96,95 @@ export function createLimiter(options: LimiterOptions): Limiter {
   if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
     throw new TypeError('store must be a Store such as MemoryStore or RedisStore');
   }
-  const { namespace } = options;
-  if (namespace !== undefined && (typeof namespace !== 'string' || !NAMESPACE_PATTERN.test(namespace))) {
+  const { namespace = '' } = options;
+  if (namespace !== '' && (typeof namespace !== 'string' || !NAMESPACE_PATTERN.test(namespace))) {
     throw new TypeError(`namespace must be 1–64 letters, digits or '_ . : -'; got ${String(namespace)}`);
   }
-  const keyPrefix = namespace === undefined ? '' : `${namespace}:`;
-  const keyOf = (key: string) => keyPrefix + boundIdentity(key);
+  const timeoutMs = options.timeout === false ? undefined : parseDuration(options.timeout ?? '1s', 'timeout');
+  const onStoreError = onStoreErrorOption(options.onStoreError, 'onStoreError');
+  const insurance = insuranceFor(policies, options.insurance, store.clock);
+  const denyCache = denyCacheFor(store, policies, options.denyCache);
+  // Stores that may hang and do not give up by themselves are given up on here.
+  const watch = store.local === true || store.enforcesTimeout === true ? undefined : new DeadlineWatch();
   const smallestCapacity = Math.min(...policies.map((p) => p.capacity));
 
-  async function run(key: string, requestedCost: number | undefined, mode: BucketMode): Promise<Decision> {
+  async function run(
+    key: string,
+    requestedCost: number | undefined,
+    mode: BucketMode,
+    fallback: OnStoreError,
+  ): Promise<Decision> {
     const cost = costOf(requestedCost);
+    const owner = bucketOwner(namespace, key);
+    if (denyCache !== undefined && mode !== 'refund') {
+      const cached = denyCache.check(owner, cost);
+      if (cached !== undefined) return cached;
+    }
     // A cost some bucket can never hold is only looked at: charging the others would break all-or-none.
     const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;
-    const result = await store.update({
-      key: keyOf(key),
-      policies,
-      cost,
-      mode: effectiveMode,
-    });
-    return decide(policies, result, cost);
+    const askedAtMs = denyCache?.now() ?? 0;
+    try {
+      const pending = store.update({ key: owner, policies, cost, mode: effectiveMode, timeoutMs });
+      const result = await (watch === undefined || timeoutMs === undefined
+        ? pending
+        : watch.watch(pending, timeoutMs));
+      const decision = decide(policies, result, cost);
+      if (denyCache !== undefined && mode !== 'refund') denyCache.record(owner, result, decision, askedAtMs);
+      return decision;
+    } catch (error) {
+      if (isProgrammingError(error) || (await actionFor(fallback, error, key)) === 'throw') throw error;
+      return insurance.decide(owner, cost, mode);
+    }
   }
 
   return {
     policies,
-    consume: (key, opts) => run(key, opts?.cost, 'consume'),
-    peek: (key, opts) => run(key, opts?.cost, 'peek'),
+    consume: (key, opts) => run(key, opts?.cost, 'consume', opts?.onStoreError ?? onStoreError),
+    peek: (key, opts) => run(key, opts?.cost, 'peek', opts?.onStoreError ?? onStoreError),
     async refund(key, cost) {
-      await run(key, cost, 'refund');
+      denyCache?.forget(bucketOwner(namespace, key));
+      await run(key, cost, 'refund', 'throw');
     },
     async reset(key) {
-      await store.reset(keyOf(key), policies);
+      const owner = bucketOwner(namespace, key);
+      denyCache?.forget(owner);
+      await store.reset(owner, policies);
     },
   };
+}
+
+/** Our own checks' errors (a bad key, cost or clock) are the caller's bugs, not a store failure. */
+function isProgrammingError(error: unknown): boolean {
+  return error instanceof TypeError || error instanceof RangeError;
+}
+
+async function actionFor(fallback: OnStoreError, error: unknown, key: string): Promise<StoreErrorAction> {
+  if (typeof fallback !== 'function') return fallback;
+  const action = await fallback(error, key);
+  return onStoreErrorOption(action, 'the onStoreError function') as StoreErrorAction;
+}
+
+function onStoreErrorOption(value: unknown, what: string): OnStoreError {
+  if (value === undefined) return 'insurance';
+  if (typeof value === 'function' || STORE_ERROR_ACTIONS.includes(value as StoreErrorAction)) {
+    return value as OnStoreError;
+  }
+  throw new TypeError(
+    `${what} must be 'insurance', 'throw' or a function returning one; got ${String(value)}`,
+  );
+}
+
+function denyCacheFor(
+  store: Store,
+  policies: readonly ResolvedPolicy[],
+  option: LimiterOptions['denyCache'],
+): DenyCache | undefined {
+  if (option === false || store.local === true) return undefined;
+  const { maxKeys = 10_000 } = option ?? {};
+  if (!Number.isSafeInteger(maxKeys) || maxKeys <= 0) {
+    throw new TypeError(`denyCache.maxKeys must be a positive whole number; got ${String(maxKeys)}`);
+  }
+  return new DenyCache(policies, maxKeys, store.clock);
 }
 
 function costOf(cost: number | undefined): number {

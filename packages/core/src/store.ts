@@ -11,7 +11,10 @@ export type BucketMode = 'consume' | 'peek' | 'refund';
 
 /** One atomic operation on the buckets of one key, one bucket per policy. */
 export interface BucketRequest {
-  /** The bucket owner: a limiter namespace and an identity, already bounded in length. */
+  /**
+   * The bucket owner: a limiter namespace and an identity joined so that no two pairs give one key,
+   * bounded in length, and free of `{` and `}` (see `bucketOwner`).
+   */
   readonly key: string;
   /** The policies, in the order results are returned. Stable per limiter, so stores may cache by it. */
   readonly policies: readonly ResolvedPolicy[];
@@ -19,6 +22,12 @@ export interface BucketRequest {
   readonly cost: number;
   /** What to do. */
   readonly mode: BucketMode;
+  /**
+   * How long the caller waits for an answer, in ms. A store that can be slow gives up after this long
+   * (rejecting with `StoreUnavailableError`) and makes sure an operation it gave up on is not applied
+   * later. `undefined`: wait as long as it takes.
+   */
+  readonly timeoutMs?: number | undefined;
 }
 
 /** What the store decided, in the units of {@link ResolvedPolicy}. */
@@ -41,4 +50,20 @@ export interface Store {
   update(request: BucketRequest): Promise<BucketResult>;
   /** Forgets the buckets of `key` for these policies, so they are full again. */
   reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void>;
+  /**
+   * `true` when the store itself gives up after `timeoutMs` (as `RedisStore` does). Otherwise a limiter
+   * stops waiting for it after that long on its own, so a store that hangs cannot hang requests.
+   */
+  readonly enforcesTimeout?: boolean;
+  /**
+   * `true` when the buckets live in this process, so an answer costs no round trip: a limiter then
+   * keeps no deny cache in front of the store. Default: `false`.
+   */
+  readonly local?: boolean;
+  /**
+   * The clock the store decides by, when it is an injected one (tests). Limiters measure time spent in
+   * their deny cache by it, so a test clock moves the cache and the store together. Default: none (the
+   * store's own, e.g. the Redis server's clock, observed through this process's monotonic clock).
+   */
+  readonly clock?: (() => number) | undefined;
 }

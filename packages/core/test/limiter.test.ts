@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../src/limiter.js';
-import { MemoryStore } from '../src/memory-store.js';
+import { MemoryStore } from '../src/stores/memory/memory-store.js';
 
 describe('createLimiter options', () => {
   it.each([

@@ -5,6 +5,7 @@
 import type { Decision } from '../decision.js';
 import { createLimiter, type Limiter } from '../limiter.js';
 import type { Policy } from '../policy.js';
+import { StoreUnavailableError } from '../store-error.js';
 import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
 import { createHeaderWriter, type HeaderWriter } from './headers.js';
 import {
@@ -116,9 +117,12 @@ export function createHttpLimiter<Req>(
       const bound = await limiterFor(request);
       let decision: Decision;
       try {
-        decision = await withTimeout(bound.limiter.consume(identity, { cost }), config.timeoutMs);
+        decision = await bound.limiter.consume(identity, { cost });
       } catch (error) {
-        warnings.storeError(error, config.failOpen);
+        if (error instanceof TypeError || error instanceof RangeError) throw error;
+        // An unavailable store reports its incidents itself, once each; other failures are logged here.
+        if (!(error instanceof StoreUnavailableError && error.reported))
+          warnings.storeError(error, config.failOpen);
         return config.failOpen ? SKIPPED : { kind: 'error', headers: {}, error };
       }
       const info: RateLimitInfo = { limiter: config.name, decision };
@@ -152,7 +156,13 @@ function boundLimiters<Req>(
   config: ResolvedRateLimitOptions<Req>,
 ): (request: Req) => BoundLimiter | Promise<BoundLimiter> {
   const bind = (policies: Policy | readonly Policy[]): BoundLimiter => {
-    const limiter = createLimiter({ store: config.store, policies, namespace: config.name });
+    const limiter = createLimiter({
+      store: config.store,
+      policies,
+      namespace: config.name,
+      timeout: config.timeoutMs ?? false,
+      onStoreError: 'throw',
+    });
     return {
       limiter,
       writeHeaders: createHeaderWriter(config.headers, config.legacyHeaders, limiter.policies),
@@ -180,18 +190,4 @@ function checkedCost(cost: unknown, adapter: string): number {
     throw new TypeError(`${adapter}: the cost function must return a positive number; got ${String(cost)}`);
   }
   return cost;
-}
-
-/** The store's answer, or a rejection once `timeoutMs` has passed (the late answer is then ignored). */
-function withTimeout<T>(pending: Promise<T>, timeoutMs: number | undefined): Promise<T> {
-  if (timeoutMs === undefined) return pending;
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`rate-limit store did not answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    timer.unref();
-  });
-  return Promise.race([pending, expired]).finally(() => clearTimeout(timer));
 }

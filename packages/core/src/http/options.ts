@@ -1,9 +1,9 @@
 /** The options every adapter shares: one public type, validated once into a resolved config. */
 import { createHash } from 'node:crypto';
 import { type Duration, parseDuration } from '../duration.js';
-import { MemoryStore } from '../memory-store.js';
 import { type Policy, resolvePolicies } from '../policy.js';
 import type { Store } from '../store.js';
+import { MemoryStore } from '../stores/memory/memory-store.js';
 import { HEADER_PROFILES, type HeaderProfile } from './headers.js';
 import type { RateLimitInfo } from './outcome.js';
 import { byIp, type KeyFunction } from './request-keys.js';

@@ -11,8 +11,16 @@ export type WarningCode =
   | 'TOLLGATE_MISSING_IP'
   /** The key function returned nothing: the request was limited by its client IP. */
   | 'TOLLGATE_MISSING_KEY'
-  /** The store failed or timed out; with `failOpen` the request went through unlimited. */
-  | 'TOLLGATE_STORE_ERROR';
+  /** The store failed (an error other than its being unavailable); the request took the fallback. */
+  | 'TOLLGATE_STORE_ERROR'
+  /** The store became unavailable (down, silent, or failing): checks take the fallback until it recovers. */
+  | 'TOLLGATE_STORE_UNAVAILABLE'
+  /** The store answers again after it was unavailable. */
+  | 'TOLLGATE_STORE_RECOVERED'
+  /** The Redis client would queue checks while disconnected, or send them again after reconnecting. */
+  | 'TOLLGATE_REDIS_CLIENT_QUEUES'
+  /** Redis's `maxmemory-policy` may evict buckets that are still limiting someone. */
+  | 'TOLLGATE_REDIS_EVICTION_POLICY';
 
 /** Where warnings and errors go. `console` fits; so does a pino or Fastify logger. */
 export interface Logger {
@@ -44,6 +52,11 @@ export class Warnings {
     if (this.#reported.has(code) || !this.#enabled(code)) return;
     this.#reported.add(code);
     this.#logger.warn(`[${code}] ${message}`);
+  }
+
+  /** Logs `message` under `code` each time: for events that are rare by nature, such as incidents. */
+  event(code: WarningCode, level: keyof Logger, message: string): void {
+    if (this.#enabled(code)) this.#logger[level](`[${code}] ${message}`);
   }
 
   /** Logs a store failure, throttled while failures repeat. */

@@ -2,8 +2,8 @@
 import type { AdapterSettings } from '../../src/http/options.js';
 import type { RequestAccess } from '../../src/http/request-keys.js';
 import type { Logger } from '../../src/http/warnings.js';
-import { MemoryStore } from '../../src/memory-store.js';
 import type { BucketResult, Store } from '../../src/store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 
 /** A request as the tests write it: what the framework would have resolved, and lower-case headers. */
 export interface FakeRequest {

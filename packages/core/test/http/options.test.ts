@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createHttpLimiter } from '../../src/http/http-limiter.js';
 import type { RateLimitOptions } from '../../src/http/options.js';
 import { mergeRateLimitOptions, validateInheritedOptions } from '../../src/http/route-options.js';
-import { MemoryStore } from '../../src/memory-store.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { type FakeRequest, fakeAccess, TEST_ADAPTER } from './fixtures.js';
 
 type Options = RateLimitOptions<FakeRequest>;

@@ -1,0 +1,89 @@
+/**
+ * The deny cache: once the store has said an owner must wait, further checks during that wait are
+ * answered in process, with no round trip, for exactly the answer the store would give or a kinder one.
+ */
+import { type Decision, decide } from './decision.js';
+import type { ResolvedPolicy } from './policy.js';
+import type { BucketResult } from './store.js';
+
+/** What the store said about an owner, and when we asked. */
+interface Denial {
+  /** Each policy's level when the store decided. */
+  readonly levelUnits: readonly number[];
+  /** The store's clock when it decided. */
+  readonly decidedAtMs: number;
+  /** This cache's clock just before the store was asked: the store decided no earlier. */
+  readonly askedAtMs: number;
+  /** This cache's clock when the denied request would fit: past it, the store decides again. */
+  readonly untilMs: number;
+}
+
+/**
+ * Remembers denials per owner, bounded by `maxKeys` (the oldest is dropped first: dropping one only costs
+ * a round trip).
+ *
+ * Exact for every cost: it refills each level by all the time that has passed since the store was
+ * asked, which is at least as much as the store has refilled since it decided. So it refuses only what
+ * the store would refuse too, a smaller cost that fits sooner goes to the store, and it never admits.
+ * Tokens given back or reset by another process are seen once the cached wait is over.
+ */
+export class DenyCache {
+  readonly #policies: readonly ResolvedPolicy[];
+  readonly #maxKeys: number;
+  readonly #denials = new Map<string, Denial>();
+  /** The cache's clock: the store's injected one, else this process's monotonic clock. */
+  readonly now: () => number;
+
+  constructor(policies: readonly ResolvedPolicy[], maxKeys: number, clock: (() => number) | undefined) {
+    this.#policies = policies;
+    this.#maxKeys = maxKeys;
+    this.now = clock ?? (() => performance.now());
+  }
+
+  /** The store's answer for `cost` when it is certainly a denial; `undefined`: ask the store. */
+  check(owner: string, cost: number): Decision | undefined {
+    const denial = this.#denials.get(owner);
+    if (denial === undefined) return undefined;
+    const elapsedMs = Math.max(0, this.now() - denial.askedAtMs);
+    if (elapsedMs >= denial.untilMs - denial.askedAtMs) {
+      this.#denials.delete(owner);
+      return undefined;
+    }
+    const policies = this.#policies;
+    const levelUnits = new Array<number>(policies.length);
+    let enough = true;
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i] as ResolvedPolicy;
+      const level = Math.min(
+        policy.capacityUnits,
+        (denial.levelUnits[i] as number) + elapsedMs * policy.limit,
+      );
+      levelUnits[i] = level;
+      if (level < cost * policy.windowMs) enough = false;
+    }
+    if (enough) return undefined;
+    return decide(policies, { applied: false, nowMs: denial.decidedAtMs + elapsedMs, levelUnits }, cost);
+  }
+
+  /** Records the store's answer to a check asked at `askedAtMs`: a denial is kept for its wait. */
+  record(owner: string, result: BucketResult, decision: Decision, askedAtMs: number): void {
+    if (decision.reason !== 'limited') {
+      if (this.#denials.size > 0) this.#denials.delete(owner);
+      return;
+    }
+    if (this.#denials.size >= this.#maxKeys && !this.#denials.has(owner)) {
+      this.#denials.delete(this.#denials.keys().next().value as string);
+    }
+    this.#denials.set(owner, {
+      levelUnits: result.levelUnits,
+      decidedAtMs: result.nowMs,
+      askedAtMs,
+      untilMs: askedAtMs + (decision.retryAfterMs as number),
+    });
+  }
+
+  /** Forgets an owner: its tokens were given back or reset here. */
+  forget(owner: string): void {
+    this.#denials.delete(owner);
+  }
+}

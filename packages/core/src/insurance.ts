@@ -1,0 +1,67 @@
+/**
+ * The insurance limiter: when the shared store fails, checks are decided by the same policies in this
+ * process's memory, so an outage loosens the limit to per-process counting instead of removing it.
+ */
+import type { Decision } from './decision.js';
+import { decide } from './decision.js';
+import { type ResolvedPolicy, resolvePolicies } from './policy.js';
+import type { BucketMode } from './store.js';
+import { MemoryStore } from './stores/memory/memory-store.js';
+
+/** Options of the insurance limiter. */
+export interface InsuranceOptions {
+  /**
+   * How many app instances usually share the store. Each instance's insurance keeps `1/instances` of
+   * every limit and burst (at least one token), so the instances together stay near the real limit.
+   * Default: `1` (each instance allows the full limit on its own).
+   */
+  instances?: number;
+  /** The most keys the insurance store holds. Default: `100_000`. */
+  maxKeys?: number;
+}
+
+/** Decides checks in process memory; built on first use. */
+export interface Insurance {
+  decide(owner: string, cost: number, mode: BucketMode): Promise<Decision>;
+}
+
+/**
+ * The insurance of a limiter. Options are checked now; the store is made only when first needed. It
+ * keeps time by `clock` (the main store's injected clock, if any), so tests move both together.
+ *
+ * @example
+ * const insurance = insuranceFor(limiter.policies, { instances: 4 });
+ * const decision = await insurance.decide(owner, 1, 'consume'); // decision.degraded === true
+ */
+export function insuranceFor(
+  policies: readonly ResolvedPolicy[],
+  options: InsuranceOptions = {},
+  clock?: () => number,
+): Insurance {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('insurance must be an object like { instances: 4 }');
+  }
+  const { instances = 1, maxKeys = 100_000 } = options;
+  if (!Number.isSafeInteger(instances) || instances <= 0) {
+    throw new TypeError(`insurance.instances must be a positive whole number; got ${String(instances)}`);
+  }
+  const share = (tokens: number) => Math.max(1, Math.floor(tokens / instances));
+  const shared = resolvePolicies(
+    policies.map(({ name, limit, windowMs, capacity }) => ({
+      name,
+      limit: share(limit),
+      window: windowMs,
+      burst: share(capacity),
+    })),
+  );
+  const smallestCapacity = Math.min(...shared.map((p) => p.capacity));
+  let store: MemoryStore | undefined;
+  return {
+    async decide(owner, cost, mode) {
+      store ??= new MemoryStore({ maxKeys, ...(clock ? { clock } : {}) });
+      const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;
+      const result = await store.update({ key: owner, policies: shared, cost, mode: effectiveMode });
+      return { ...decide(shared, result, cost), degraded: true };
+    },
+  };
+}

@@ -1,0 +1,125 @@
+/** Buckets in this process's memory: the default store, for one server, for tests, and as insurance. */
+import { type BucketsState, settleBuckets } from '../../algorithms/token-bucket/token-bucket.js';
+import type { ResolvedPolicy } from '../../policy.js';
+import type { BucketRequest, BucketResult, Store } from '../../store.js';
+import { policySetKey } from '../policy-set-key.js';
+import { EvictionHeap, type HeapEntry } from './eviction-heap.js';
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * The most keys kept (one per identity and set of policies, holding all of its buckets). When full,
+   * the key whose buckets are soonest full again is forgotten: one that has refilled if there is one
+   * (that changes nothing), else the one closest to full. Default: `100_000`.
+   */
+  maxKeys?: number;
+  /** The clock, in ms since the epoch. Default: `Date.now`. Inject one in tests. */
+  clock?: () => number;
+}
+
+/** One key's buckets, and where it sits among the keys to forget. */
+interface StoredKey extends HeapEntry, BucketsState {
+  readonly owner: string;
+  readonly table: Map<string, StoredKey>;
+  atMs: number;
+  levelUnits: readonly number[];
+}
+
+/**
+ * A store in process memory with the same semantics as {@link RedisStore}. Bounded by `maxKeys` with
+ * O(log n) eviction and no timers, so it never stalls or keeps the process alive. Counts are per process:
+ * behind a load balancer use Redis.
+ *
+ * @example
+ * const limiter = createLimiter({ store: new MemoryStore({ maxKeys: 10_000 }), policies: { limit: 5, window: '1s' } });
+ */
+export class MemoryStore implements Store {
+  /** {@inheritDoc Store.local} */
+  readonly local = true;
+  /** {@inheritDoc Store.clock} */
+  readonly clock: (() => number) | undefined;
+  readonly #now: () => number;
+  readonly #maxKeys: number;
+  /** Keys by policy set: limiters with equal policies and namespace share buckets, as on Redis. */
+  readonly #tables = new Map<string, Map<string, StoredKey>>();
+  readonly #tableOf = new WeakMap<readonly ResolvedPolicy[], Map<string, StoredKey>>();
+  readonly #heap = new EvictionHeap<StoredKey>();
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const { maxKeys = 100_000, clock } = options;
+    if (!Number.isSafeInteger(maxKeys) || maxKeys <= 0) {
+      throw new TypeError(`MemoryStore maxKeys must be a positive whole number; got ${String(maxKeys)}`);
+    }
+    if (clock !== undefined && typeof clock !== 'function') {
+      throw new TypeError('MemoryStore clock must be a function returning ms');
+    }
+    this.#maxKeys = maxKeys;
+    this.clock = clock;
+    this.#now = clock ?? Date.now;
+  }
+
+  /**
+   * The number of keys held now. Charging a key back to full forgets it at once; one that refilled over
+   * time stays until it is read, reset or evicted.
+   */
+  get size(): number {
+    return this.#heap.size;
+  }
+
+  /** {@inheritDoc Store.update} */
+  async update({ key, policies, cost, mode }: BucketRequest): Promise<BucketResult> {
+    const nowMs = Math.floor(this.#now());
+    if (!Number.isFinite(nowMs)) {
+      throw new TypeError(`MemoryStore clock must return ms since the epoch; got ${String(nowMs)}`);
+    }
+    const table = this.#table(policies);
+    const stored = table.get(key);
+    const current = stored && stored.fullAtMs > nowMs ? stored : undefined;
+    const { applied, levelUnits, write } = settleBuckets(policies, current, cost, mode, nowMs);
+    if (write === null) {
+      if (stored) this.#forget(stored);
+    } else if (write !== undefined) {
+      const fullAtMs = nowMs + write.ttlMs;
+      if (stored) {
+        stored.atMs = write.state.atMs;
+        stored.levelUnits = write.state.levelUnits;
+        stored.fullAtMs = fullAtMs;
+        this.#heap.updated(stored);
+      } else {
+        this.#insert(table, { owner: key, table, ...write.state, fullAtMs, heapKey: 0, heapIndex: 0 });
+      }
+    }
+    return { applied, nowMs, levelUnits };
+  }
+
+  /** {@inheritDoc Store.reset} */
+  async reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void> {
+    const stored = this.#table(policies).get(key);
+    if (stored) this.#forget(stored);
+  }
+
+  #table(policies: readonly ResolvedPolicy[]): Map<string, StoredKey> {
+    let table = this.#tableOf.get(policies);
+    if (table === undefined) {
+      const setKey = policySetKey(policies);
+      table = this.#tables.get(setKey) ?? new Map<string, StoredKey>();
+      this.#tables.set(setKey, table);
+      this.#tableOf.set(policies, table);
+    }
+    return table;
+  }
+
+  #insert(table: Map<string, StoredKey>, stored: StoredKey): void {
+    if (this.#heap.size >= this.#maxKeys) {
+      const soonestFull = this.#heap.popSoonestFull() as StoredKey;
+      soonestFull.table.delete(soonestFull.owner);
+    }
+    table.set(stored.owner, stored);
+    this.#heap.push(stored);
+  }
+
+  #forget(stored: StoredKey): void {
+    stored.table.delete(stored.owner);
+    this.#heap.remove(stored);
+  }
+}

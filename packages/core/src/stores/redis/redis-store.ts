@@ -1,0 +1,272 @@
+/** Buckets in Redis, shared by every app server: each operation is one Lua script in one round trip. */
+import { createHash } from 'node:crypto';
+import { TOKEN_BUCKET_LUA } from '../../algorithms/token-bucket/token-bucket.lua.js';
+import { DeadlineWatch } from '../../deadline-watch.js';
+import { type Duration, parseDuration } from '../../duration.js';
+import { type Logger, type WarningSwitches, Warnings } from '../../http/warnings.js';
+import type { ResolvedPolicy } from '../../policy.js';
+import type { BucketRequest, BucketResult, Store } from '../../store.js';
+import { StoreUnavailableError } from '../../store-error.js';
+import { policySetKey } from '../policy-set-key.js';
+import { CircuitBreaker } from './breaker.js';
+import {
+  Connection,
+  isReplyError,
+  queueingSettings,
+  type RedisClientLike,
+  riskyEvictionPolicy,
+} from './redis-client.js';
+import { ServerClockOffset } from './server-clock.js';
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * An ioredis `Redis` or `Cluster`. Create it to fail fast — `{ enableOfflineQueue: false,
+   * maxRetriesPerRequest: 0 }` — and give it an `'error'` listener; the store warns once otherwise.
+   */
+  client: RedisClientLike;
+  /** Put before every key, to keep Tollgate's keys apart. No `{` or `}`. Default: `'tollgate:'`. */
+  prefix?: string;
+  /**
+   * A clock in ms since the epoch, for tests. Default: none — the script reads the Redis server's clock,
+   * so app servers with skewed clocks still share one timeline.
+   */
+  clock?: () => number;
+  /**
+   * The circuit breaker: after `threshold` failures in a row (or at once when Redis goes silent or the
+   * connection drops), no check is sent for `cooldown`; then one probe is. Default: `{ threshold: 5,
+   * cooldown: '1s' }`.
+   */
+  breaker?: { threshold?: number; cooldown?: Duration };
+  /** Where incidents and setup warnings go. Default: `console`. */
+  logger?: Logger;
+  /** Switch the store's warnings off, all (`false`) or by code. Default: on. */
+  warnings?: WarningSwitches;
+}
+
+const SCRIPT_SHA1 = createHash('sha1').update(TOKEN_BUCKET_LUA).digest('hex');
+
+/** The script's first reply field when it ran past its deadline and changed nothing. */
+const EXPIRED = -1;
+
+/**
+ * A store on Redis or Redis Cluster. Every `update` is one EVALSHA of an atomic script (EVAL only after
+ * `NOSCRIPT`, when the server has lost its script cache); a key's buckets live in one string that
+ * expires when they are all full again, under a hash tag, so a Cluster keeps them in one slot.
+ *
+ * It never queues: while the client is not connected, or its breaker is open, a check fails at once with
+ * `StoreUnavailableError` (limiters then take their fallback). A check given up on after its timeout
+ * carries a deadline on the server's clock, so if Redis runs it later it changes nothing.
+ *
+ * @example
+ * import { Redis } from 'ioredis';
+ * const client = new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+ * client.on('error', (error) => log.warn(error));
+ * const store = new RedisStore({ client });
+ */
+export class RedisStore implements Store {
+  /** {@inheritDoc Store.enforcesTimeout} */
+  readonly enforcesTimeout = true;
+  /** {@inheritDoc Store.clock} */
+  readonly clock: (() => number) | undefined;
+  readonly #client: RedisClientLike;
+  readonly #connection: Connection;
+  readonly #prefix: string;
+  readonly #policyArgs = new WeakMap<readonly ResolvedPolicy[], string[]>();
+  readonly #warnings: Warnings;
+  readonly #breaker: CircuitBreaker;
+  readonly #watch = new DeadlineWatch();
+  readonly #offset = new ServerClockOffset();
+  #serverChecked = false;
+
+  constructor(options: RedisStoreOptions) {
+    const {
+      client,
+      prefix = 'tollgate:',
+      clock,
+      breaker = {},
+      logger = console,
+      warnings = true,
+    } = options ?? ({} as RedisStoreOptions);
+    if (typeof client?.evalsha !== 'function' || typeof client.eval !== 'function') {
+      throw new TypeError('RedisStore needs { client }: an ioredis Redis or Cluster instance');
+    }
+    if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
+      throw new TypeError(`RedisStore prefix must be a string without '{' or '}'; got ${String(prefix)}`);
+    }
+    if (clock !== undefined && typeof clock !== 'function') {
+      throw new TypeError('RedisStore clock must be a function returning ms');
+    }
+    if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function') {
+      throw new TypeError('RedisStore logger must have warn and error methods');
+    }
+    this.#client = client;
+    this.#connection = new Connection(client);
+    this.#prefix = prefix;
+    this.clock = clock;
+    this.#warnings = new Warnings(logger, warnings);
+    this.#breaker = new CircuitBreaker(breakerSettings(breaker), {
+      opened: (reason) =>
+        this.#warnings.event(
+          'TOLLGATE_STORE_UNAVAILABLE',
+          'error',
+          `Redis is unavailable (${reason}): checks take the limiters' fallback until it answers again`,
+        ),
+      recovered: (downForMs, fallbacks) =>
+        this.#warnings.event(
+          'TOLLGATE_STORE_RECOVERED',
+          'warn',
+          `Redis answers again after ${(downForMs / 1000).toFixed(1)} s; ${fallbacks} checks took the fallback meanwhile`,
+        ),
+    });
+    const queueing = queueingSettings(client);
+    if (queueing !== undefined) {
+      this.#warnings.once(
+        'TOLLGATE_REDIS_CLIENT_QUEUES',
+        `the Redis client would hold commands back and send them later (${queueing}). Tollgate sends no check ` +
+          'while the client is not connected, but a check in flight when the connection drops may be sent again ' +
+          'after it reconnects. Create the client with { enableOfflineQueue: false, maxRetriesPerRequest: 0 }.',
+      );
+    }
+  }
+
+  /** {@inheritDoc Store.update} */
+  async update({ key, policies, cost, mode, timeoutMs }: BucketRequest): Promise<BucketResult> {
+    const storeKey = this.#keyOf(key, policies);
+    const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
+    let sentAtMs = 0;
+    const reply = (await this.#call(timeoutMs, () => {
+      sentAtMs = Date.now();
+      const args = [nowArg, this.#deadline(sentAtMs, timeoutMs), cost, mode, ...this.#argsOf(policies)];
+      return this.#runScript(storeKey, args);
+    })) as unknown[];
+    const status = Number(reply[0]);
+    const nowMs = Number(reply[1]);
+    if (this.clock === undefined) {
+      if (status === EXPIRED) this.#offset.forget(); // our bound was too early: the server's clock stepped
+      this.#offset.sample(nowMs, sentAtMs);
+    }
+    if (status === EXPIRED) {
+      this.#breaker.failed('checks ran after their deadline', false);
+      throw new StoreUnavailableError(`Redis ran the check after its ${timeoutMs} ms deadline`, {
+        reported: !this.#breaker.closed,
+      });
+    }
+    this.#breaker.succeeded();
+    if (!this.#serverChecked) this.#checkServer();
+    return { applied: status === 1, nowMs, levelUnits: reply.slice(2).map(Number) };
+  }
+
+  /** {@inheritDoc Store.reset} */
+  async reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void> {
+    const storeKey = this.#keyOf(key, policies);
+    await this.#call(undefined, () => this.#client.del(storeKey));
+    this.#breaker.succeeded();
+  }
+
+  /**
+   * Waits (up to `timeoutMs`) for the client's first connection: at startup nothing is lost yet, so a
+   * check may wait for it rather than take the fallback. Once a connection has been lost, checks no
+   * longer wait for the next one.
+   */
+  async #firstConnection(timeoutMs: number | undefined): Promise<void> {
+    const ready = this.#connection.firstReady();
+    try {
+      await (timeoutMs === undefined ? ready : this.#watch.watch(ready, timeoutMs));
+    } catch (error) {
+      this.#breaker.failed('it could not connect', true);
+      throw new StoreUnavailableError((error as Error).message, { cause: error, reported: true });
+    }
+  }
+
+  /** Sends through the breaker, gives up after `timeoutMs`, and records failures. */
+  async #call(timeoutMs: number | undefined, send: () => Promise<unknown>): Promise<unknown> {
+    if (this.#connection.state === 'starting') await this.#firstConnection(timeoutMs);
+    if (!this.#breaker.admit(this.#connection.state === 'ready')) {
+      throw new StoreUnavailableError('Redis is unavailable; the circuit breaker is open', {
+        reported: true,
+      });
+    }
+    try {
+      return timeoutMs === undefined ? await send() : await this.#watch.watch(send(), timeoutMs);
+    } catch (error) {
+      // Redis refusing one command (WRONGTYPE, OOM) counts towards the threshold; silence or a lost
+      // connection opens the breaker at once.
+      const severe = !isReplyError(error);
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#breaker.failed(reason, severe);
+      if (!severe) throw error;
+      const message = error instanceof StoreUnavailableError ? reason : `Redis is unavailable: ${reason}`;
+      throw new StoreUnavailableError(message, { cause: error, reported: true }); // the breaker logged it
+    }
+  }
+
+  /** EVALSHA; on NOSCRIPT only, EVAL (which also caches the script again). Any other error is the caller's. */
+  async #runScript(key: string, args: (string | number)[]): Promise<unknown> {
+    try {
+      return await this.#client.evalsha(SCRIPT_SHA1, 1, key, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return this.#client.eval(TOKEN_BUCKET_LUA, 1, key, ...args);
+    }
+  }
+
+  /**
+   * The latest server time at which the script may still run: when the caller gives up, plus the most
+   * the server's clock can be ahead of ours. None with an injected clock (the script then sees the
+   * caller's time, not its own) or before the first answer has bounded the offset.
+   */
+  #deadline(sentAtMs: number, timeoutMs: number | undefined): string {
+    if (timeoutMs === undefined || this.clock !== undefined) return '';
+    const offsetMs = this.#offset.upperBoundMs();
+    return offsetMs === undefined ? '' : String(sentAtMs + timeoutMs + offsetMs);
+  }
+
+  /** `{owner}` is the hash tag: every bucket of one owner lands in the same Cluster slot. */
+  #keyOf(owner: string, policies: readonly ResolvedPolicy[]): string {
+    if (owner.includes('{') || owner.includes('}')) {
+      throw new TypeError(`RedisStore keys must not hold '{' or '}' (limiters encode them); got ${owner}`);
+    }
+    return `${this.#prefix}{${owner}}:${policySetKey(policies)}`;
+  }
+
+  #argsOf(policies: readonly ResolvedPolicy[]): string[] {
+    let args = this.#policyArgs.get(policies);
+    if (args === undefined) {
+      args = policies.flatMap((p) => [String(p.limit), String(p.windowMs), String(p.capacityUnits)]);
+      this.#policyArgs.set(policies, args);
+    }
+    return args;
+  }
+
+  /** Once, after the first answer: warns if Redis may evict live buckets. */
+  #checkServer(): void {
+    this.#serverChecked = true;
+    void riskyEvictionPolicy(this.#client).then((policy) => {
+      if (policy === undefined) return;
+      this.#warnings.once(
+        'TOLLGATE_REDIS_EVICTION_POLICY',
+        `Redis runs with maxmemory-policy ${policy}: when memory is full it may evict buckets that are still ` +
+          'limiting someone, handing their clients fresh tokens. Use volatile-ttl (evicts the buckets closest to ' +
+          'full first) or noeviction (writes fail when full, and checks take the fallback).',
+      );
+    });
+  }
+}
+
+function breakerSettings({ threshold = 5, cooldown = '1s' }: NonNullable<RedisStoreOptions['breaker']>) {
+  if (!Number.isSafeInteger(threshold) || threshold <= 0) {
+    throw new TypeError(
+      `RedisStore breaker.threshold must be a positive whole number; got ${String(threshold)}`,
+    );
+  }
+  return { threshold, cooldownMs: parseDuration(cooldown, 'RedisStore breaker.cooldown') };
+}
+
+function checkedNow(clock: () => number): number {
+  const nowMs = Math.floor(clock());
+  if (!Number.isFinite(nowMs)) {
+    throw new TypeError(`RedisStore clock must return ms since the epoch; got ${String(nowMs)}`);
+  }
+  return nowMs;
+}

@@ -293,6 +293,14 @@ describe('mergeRateLimitOptions', () => {
   });
 });
 
+describe('mergeRateLimitOptions with an override that is not options', () => {
+  it.each([() => ({ limit: 1 }), [{ limit: 1 }], true, 'strict', null, 0])('rejects %j', (override) => {
+    const attempt = () => mergeRateLimitOptions({ limit: 1, window: '1s' }, override as never, 'route /x');
+    expect(attempt).toThrow(TypeError);
+    expect(attempt).toThrow(/^route \/x must be options like \{ limit: 10, window: '1s' \}, or false; got /);
+  });
+});
+
 describe('validateInheritedOptions', () => {
   it('accepts options that leave all or part of the policy to the routes', () => {
     expect(() => validateInheritedOptions({}, TEST_ADAPTER)).not.toThrow();

@@ -1,5 +1,7 @@
 /** Rate-limit policies: what users write, checked once and resolved into the numbers the stores use. */
 import { type Duration, formatDuration, parseDuration } from './duration.js';
+import { type NameHint, rejectUnknownNames } from './unknown-names.js';
+import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
 
 /**
  * One token bucket, as people speak it: `{ limit: 100, window: '1m' }` is a bucket of 100 tokens that
@@ -48,6 +50,20 @@ export interface ResolvedPolicy {
 
 const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
+const POLICY_FIELDS = ['limit', 'window', 'burst', 'name'] as const satisfies readonly (keyof Policy)[];
+
+/** Fields of other limiters' policies that users bring along: a policy with a stray field must not run. */
+const PEER_FIELDS: ReadonlyMap<string, NameHint> = new Map([
+  ['algorithm', { unsupported: 'the token bucket is the only algorithm today' }],
+  ['max', { use: 'limit' }],
+  ['points', { use: 'limit' }],
+  ['windowMs', { use: "window (ms or '1m')" }],
+  ['timeWindow', { use: "window (ms or '1m')" }],
+  ['duration', { use: "window (ms or '1m')" }],
+  ['capacity', { use: 'burst' }],
+  ['maxTokens', { use: 'burst' }],
+]);
+
 /**
  * Validates one policy or several and resolves them. Throws a `TypeError` that names the bad field.
  *
@@ -55,40 +71,47 @@ const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
  * resolvePolicies([{ limit: 10, window: '1s' }, { limit: 1000, window: '1h', name: 'hourly' }]);
  */
 export function resolvePolicies(policies: Policy | readonly Policy[]): readonly ResolvedPolicy[] {
-  const list = Array.isArray(policies) ? policies : [policies as Policy];
-  if (list.length === 0) throw new TypeError('policies must hold at least one policy');
+  return resolvePoliciesFor(policies, '');
+}
+
+/**
+ * {@link resolvePolicies} for a caller that has a name of its own: every message starts with `prefix`,
+ * such as `'@tollgate/express: '`.
+ *
+ * @example
+ * resolvePoliciesFor({ limit: 0, window: '1m' }, '@tollgate/express: ');
+ * // throws "@tollgate/express: policy.limit must be a positive whole number; got 0"
+ */
+export function resolvePoliciesFor(policies: unknown, prefix: string): readonly ResolvedPolicy[] {
+  const list: readonly unknown[] = Array.isArray(policies) ? policies : [policies];
+  if (list.length === 0) throw new TypeError(`${prefix}policies must hold at least one policy`);
   const resolved = list.map((policy, index) =>
-    resolvePolicy(policy, list.length > 1 ? `policies[${index}]` : 'policy'),
+    resolvePolicy(policy, `${prefix}${list.length > 1 ? `policies[${index}]` : 'policy'}`),
   );
   const seen = new Set<string>();
   for (const { name } of resolved) {
-    if (seen.has(name)) throw new TypeError(`policy names must be unique; '${name}' appears twice`);
+    if (seen.has(name)) throw new TypeError(`${prefix}policy names must be unique; '${name}' appears twice`);
     seen.add(name);
   }
   return Object.freeze(resolved);
 }
 
-function resolvePolicy(policy: Policy, where: string): ResolvedPolicy {
-  if (typeof policy !== 'object' || policy === null) {
+function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
+  if (!isSettingsObject(policy)) {
     throw new TypeError(`${where} must be an object like { limit: 100, window: '1m' }`);
   }
-  const limit = positiveInteger(policy.limit, `${where}.limit`);
-  const windowMs = parseDuration(policy.window, `${where}.window`);
-  const capacity = policy.burst === undefined ? limit : positiveInteger(policy.burst, `${where}.burst`);
+  rejectUnknownNames(policy, POLICY_FIELDS, PEER_FIELDS, `${where} has an unknown field`);
+  const { limit: givenLimit, window, burst, name: givenName } = policy;
+  const limit = positiveWholeNumber(givenLimit, `${where}.limit`);
+  const windowMs = parseDuration(window as Duration, `${where}.window`);
+  const capacity = burst === undefined ? limit : positiveWholeNumber(burst, `${where}.burst`);
   const capacityUnits = capacity * windowMs;
   if (!Number.isSafeInteger(capacityUnits)) {
     throw new RangeError(`${where}: burst × window is too large to count exactly; use a shorter window`);
   }
-  const name = policy.name ?? `${limit}-per-${formatDuration(windowMs)}`;
+  const name = givenName ?? `${limit}-per-${formatDuration(windowMs)}`;
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
     throw new TypeError(`${where}.name must be 1–64 letters, digits, '_', '-' or '.'; got ${String(name)}`);
   }
   return Object.freeze({ name, limit, windowMs, capacity, capacityUnits });
-}
-
-function positiveInteger(value: unknown, what: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`${what} must be a positive whole number; got ${String(value)}`);
-  }
-  return value;
 }

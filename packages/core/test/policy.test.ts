@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolvePolicies } from '../src/policy.js';
+import { createLimiter } from '../src/limiter.js';
+import { resolvePolicies, resolvePoliciesFor } from '../src/policy.js';
 
 describe('resolvePolicies', () => {
   it('resolves a policy into the units the stores count in', () => {
@@ -39,7 +40,59 @@ describe('resolvePolicies', () => {
     ],
     [{ limit: 1_000_000_000, window: '365d' }, /too large to count exactly/],
     [null, /must be an object/],
+    [[[{ limit: 1, window: '1s' }]], /policy must be an object/],
+    [{ limit: 10, window: '1s', algorithm: 'sliding-window' }, /only algorithm/],
   ])('rejects %j', (input, message) => {
     expect(() => resolvePolicies(input as never)).toThrow(message);
+  });
+});
+
+describe('unknown policy fields', () => {
+  // A stray field used to be ignored, so { algorithm: 'fixed-window' } quietly ran a token bucket.
+  it('rejects an algorithm, saying the token bucket is the only one today', () => {
+    expect(() => resolvePolicies({ limit: 10, window: '1m', algorithm: 'fixed-window' } as never)).toThrow(
+      new TypeError(
+        "policy has an unknown field 'algorithm': not supported; the token bucket is the only algorithm today.",
+      ),
+    );
+  });
+
+  it.each([
+    ['max', 'use limit'],
+    ['points', 'use limit'],
+    ['windowMs', 'use window'],
+    ['capacity', 'use burst'],
+    ['limt', 'did you mean limit?'],
+    ['nmae', 'did you mean name?'],
+  ])('rejects %s with a hint: %s', (field, hint) => {
+    const policy = { limit: 10, window: '1m', [field]: 5 } as never;
+    expect(() => resolvePolicies(policy)).toThrow(`policy has an unknown field '${field}'; ${hint}`);
+  });
+
+  it('lists the fields for a name unlike any of them', () => {
+    expect(() => resolvePolicies({ limit: 1, window: '1s', color: 'red' } as never)).toThrow(
+      "policy has an unknown field 'color'. Known: limit, window, burst, name",
+    );
+  });
+
+  it('rejects them in createLimiter too', () => {
+    expect(() => createLimiter({ policies: { limit: 1, window: '1s', algorithm: 'gcra' } as never })).toThrow(
+      /policy has an unknown field 'algorithm'/,
+    );
+  });
+});
+
+describe('resolvePoliciesFor', () => {
+  it('starts every message with the prefix', () => {
+    for (const bad of [
+      [],
+      { limit: 0, window: '1s' },
+      [
+        { limit: 1, window: '1s', name: 'a' },
+        { limit: 1, window: '1m', name: 'a' },
+      ],
+    ]) {
+      expect(() => resolvePoliciesFor(bad, '@tollgate/x: ')).toThrow(/^@tollgate\/x: polic/);
+    }
   });
 });

@@ -66,10 +66,11 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     throw new TypeError(`@tollgate/fastify: hook must be one of ${HOOKS.join(', ')}`);
   // Fastify's logger is off unless the app turns it on; Tollgate's warnings must not vanish with it.
   const logger = typeof fastify.log.level === 'string' ? fastify.log : console;
-  const settings = (nameSeed?: string) => ({
-    adapter: '@tollgate/fastify',
+  // A route's messages name the route: an app has many, and the error may come from any of them.
+  const settings = (route?: string) => ({
+    adapter: route ? `@tollgate/fastify (route ${route})` : '@tollgate/fastify',
     logger,
-    ...(nameSeed ? { nameSeed } : {}),
+    ...(route ? { nameSeed: route } : {}),
   });
   const appLimiter = global ? createHttpLimiter(base, fastifyAccess, settings()) : undefined;
   if (!global) validateInheritedOptions(base, settings());
@@ -80,9 +81,10 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   function routeHook(own: Partial<FastifyRateLimitOptions>, route: RouteOptions) {
     let check = routeHooks.get(own);
     if (check === undefined) {
-      const merged = mergeRateLimitOptions(base, own) as FastifyRateLimitOptions;
-      const seed = `${route.method} ${route.url}`;
-      check = rateLimitHook(createHttpLimiter(merged, fastifyAccess, settings(seed)), merged.handler);
+      const routeSettings = settings(`${route.method} ${route.url}`);
+      const where = `${routeSettings.adapter}: config.rateLimit`;
+      const merged = mergeRateLimitOptions(base, own, where) as FastifyRateLimitOptions;
+      check = rateLimitHook(createHttpLimiter(merged, fastifyAccess, routeSettings), merged.handler);
       routeHooks.set(own, check);
     }
     return check;

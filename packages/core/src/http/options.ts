@@ -1,12 +1,15 @@
-/** The options every adapter shares: one public type, validated once into a resolved config. */
+/** The options every adapter shares: one public type, checked once by the option table into a resolved config. */
 import { createHash } from 'node:crypto';
-import { type Duration, parseDuration } from '../duration.js';
-import { type Policy, resolvePolicies } from '../policy.js';
+import type { Duration } from '../duration.js';
+import { type Policy, type ResolvedPolicy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
-import { MemoryStore } from '../stores/memory/memory-store.js';
-import { HEADER_PROFILES, type HeaderProfile } from './headers.js';
+import { rejectUnknownNames } from '../unknown-names.js';
+import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
+import type { HeaderProfile } from './headers.js';
+import { type CheckedOptions, OPTION_NAMES, OPTION_TABLE, type OptionName } from './option-table.js';
 import type { RateLimitInfo } from './outcome.js';
-import { byIp, type KeyFunction } from './request-keys.js';
+import { PEER_OPTIONS } from './peer-options.js';
+import type { KeyFunction } from './request-keys.js';
 import type { Logger, WarningSwitches } from './warnings.js';
 
 /** A value, or a function of the request that returns it (possibly async). */
@@ -75,30 +78,27 @@ export interface RateLimitOptions<Req> {
   handler?: unknown;
 }
 
-/** The options after validation, with defaults applied. */
-export interface ResolvedRateLimitOptions<Req> {
+/** The options after validation, with defaults applied: each option as its check in the option table left it. */
+export type ResolvedRateLimitOptions<Req> = Omit<
+  CheckedOptions,
+  'limit' | 'window' | 'burst' | 'policies' | 'name' | 'timeout'
+> & {
   /** The policies when they are the same for every request. */
   readonly policies: Policy | readonly Policy[] | undefined;
   /** Otherwise, the policy of a request (`limit` given as a function). */
   readonly policyOf: ((request: Req) => Promise<Policy>) | undefined;
-  readonly store: Store;
-  readonly key: KeyFunction<Req>;
+  /** The given name, or one derived from the policies. */
   readonly name: string;
-  readonly cost: PerRequest<Req, number>;
-  readonly skip: ((request: Req) => boolean | Promise<boolean>) | undefined;
-  readonly headers: HeaderProfile;
-  readonly legacyHeaders: boolean;
-  readonly message: LimitedMessage<Req> | undefined;
-  readonly failOpen: boolean;
+  /** `timeout` in milliseconds; `undefined` for no limit. */
   readonly timeoutMs: number | undefined;
-  readonly logger: Logger;
-  readonly warnings: WarningSwitches;
-  readonly throwOnLimit: boolean;
-}
+};
 
 /** What an adapter tells the core about itself: its name for messages, and defaults it knows better. */
 export interface AdapterSettings {
-  /** The adapter's package, for messages: `'@tollgate/express'`. */
+  /**
+   * Starts every message: the adapter's package, and where the limiter is if that helps find it:
+   * `'@tollgate/express'`, `'@tollgate/fastify (route GET /search)'`.
+   */
   readonly adapter: string;
   /** Makes default names stable by where the limiter is used (Fastify: the route). */
   readonly nameSeed?: string;
@@ -106,122 +106,77 @@ export interface AdapterSettings {
   readonly logger?: Logger;
 }
 
-const SHARED_OPTIONS = [
-  'limit',
-  'window',
-  'burst',
-  'policies',
-  'store',
-  'key',
-  'name',
-  'cost',
-  'skip',
-  'headers',
-  'legacyHeaders',
-  'message',
-  'failOpen',
-  'timeout',
-  'logger',
-  'warnings',
-  'throwOnLimit',
-  'handler',
-] as const satisfies readonly (keyof RateLimitOptions<unknown>)[];
-
-/** Options of other rate limiters that users bring along, with what to write instead. */
-const FOREIGN_OPTIONS: Record<string, string> = {
-  windowMs: "window (ms or '15m')",
-  max: 'limit',
-  timeWindow: "window (ms or '1m')",
-  duration: "window (ms or '1m')",
-  keyGenerator: 'key (see byIp, byApiKey, byUser)',
-  standardHeaders: "headers ('draft-10', 'draft-7', 'draft-6' or false)",
-};
-
-const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
-
 /** How many limiters were given each default name so far: the n-th one gets suffix n. */
 const defaultNamesGiven = new Map<string, number>();
 
 /**
- * Validates an adapter's options once, at construction. Throws a `TypeError` naming the option.
+ * Validates an adapter's options once, at construction, entry by entry of the option table. Throws a
+ * `TypeError` that starts with the adapter and names the option.
+ *
+ * @example
+ * const config = resolveRateLimitOptions({ limit: 100, window: '1m' }, { adapter: '@tollgate/express' });
  */
 export function resolveRateLimitOptions<Req>(
   options: RateLimitOptions<Req>,
   settings: AdapterSettings,
 ): ResolvedRateLimitOptions<Req> {
-  const where = settings.adapter;
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`${where}: options must be an object like { limit: 100, window: '1m' }`);
+  const prefix = settings.adapter;
+  if (!isSettingsObject(options)) {
+    throw new TypeError(`${prefix}: options must be an object like { limit: 100, window: '1m' }`);
   }
-  rejectUnknownOptions(options, settings);
-  const { limit, window, burst, policies } = options;
-  if (policies !== undefined && (limit !== undefined || window !== undefined || burst !== undefined)) {
-    throw new TypeError(`${where}: give either policies or limit/window/burst, not both`);
-  }
-  if (policies === undefined && (limit === undefined || window === undefined)) {
-    throw new TypeError(
-      `${where}: needs { limit, window } (e.g. { limit: 100, window: '1m' }) or { policies }`,
-    );
-  }
-  if (window !== undefined) parseDuration(window, `${where}: window`);
-  if (burst !== undefined && (typeof burst !== 'number' || !Number.isSafeInteger(burst) || burst <= 0)) {
-    throw new TypeError(`${where}: burst must be a positive whole number; got ${String(burst)}`);
-  }
+  rejectUnknownNames(options, OPTION_NAMES, PEER_OPTIONS, `${prefix}: unknown option`);
+  const checked = checkEach(options, settings);
+  checkCombinations(checked, prefix);
+  const { limit, window, burst, policies, name, timeout, ...rest } = checked;
   const staticPolicies =
     typeof limit === 'function' ? undefined : (policies ?? (definedOnly({ limit, window, burst }) as Policy));
-  const store = options.store ?? new MemoryStore();
-  if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
-    throw new TypeError(`${where}: store must be a Store such as MemoryStore or RedisStore`);
-  }
-  const name = options.name ?? defaultName(staticPolicies, options, settings.nameSeed);
-  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
-    throw new TypeError(`${where}: name must be 1–64 letters, digits or '_ . : -'; got ${String(name)}`);
-  }
-  const headers = options.headers ?? 'draft-10';
-  if (!HEADER_PROFILES.includes(headers)) {
-    throw new TypeError(
-      `${where}: headers must be 'draft-10', 'draft-7', 'draft-6' or false; got ${String(headers)}`,
-    );
-  }
-  const logger = options.logger ?? settings.logger ?? console;
-  if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function') {
-    throw new TypeError(`${where}: logger must have warn and error methods`);
-  }
-  const timeout = options.timeout ?? '1s';
-  optionalFunction(options.handler, `${where}: handler`);
-  if (options.handler !== undefined && options.throwOnLimit) {
-    throw new TypeError(`${where}: give either handler or throwOnLimit, not both`);
-  }
+  // Resolving also checks what no single option can: that burst × window can be counted exactly.
+  const resolved = staticPolicies && resolvePoliciesFor(staticPolicies, `${prefix}: `);
   return {
+    ...rest,
     policies: staticPolicies,
-    policyOf:
-      typeof limit === 'function'
-        ? async (request) => definedOnly({ limit: await limit(request), window, burst }) as Policy
-        : undefined,
-    store,
-    key: optionalFunction(options.key, `${where}: key`) ?? byIp<Req>(),
-    name,
-    cost: costOption(options.cost, where),
-    skip: optionalFunction(options.skip, `${where}: skip`),
-    headers,
-    legacyHeaders: booleanOption(options.legacyHeaders, false, `${where}: legacyHeaders`),
-    message: messageOption(options.message, where),
-    failOpen: booleanOption(options.failOpen, true, `${where}: failOpen`),
-    timeoutMs: timeout === false ? undefined : parseDuration(timeout, `${where}: timeout`),
-    logger,
-    warnings: warningsOption(options.warnings, where),
-    throwOnLimit: booleanOption(options.throwOnLimit, false, `${where}: throwOnLimit`),
+    policyOf: typeof limit === 'function' ? policyOfRequest(limit, checked, prefix) : undefined,
+    name: name ?? defaultName(resolved, checked, settings),
+    timeoutMs: timeout,
   };
 }
 
-function rejectUnknownOptions(options: object, settings: AdapterSettings): void {
-  const known = new Set<string>(SHARED_OPTIONS);
-  for (const option of Object.keys(options)) {
-    if (known.has(option)) continue;
-    const instead = FOREIGN_OPTIONS[option];
+/** The policy of a request when `limit` is a function: its result, with the static `window` and `burst`. */
+function policyOfRequest<Req>(
+  limit: (request: Req) => number | Promise<number>,
+  { window, burst }: CheckedOptions,
+  prefix: string,
+): (request: Req) => Promise<Policy> {
+  return async (request) => {
+    const limitOfRequest = positiveWholeNumber(await limit(request), `${prefix}: limit`);
+    return definedOnly({ limit: limitOfRequest, window, burst }) as Policy;
+  };
+}
+
+function checkEach(options: Record<string, unknown>, settings: AdapterSettings): CheckedOptions {
+  const checked: Partial<Record<OptionName, unknown>> = {};
+  for (const name of OPTION_NAMES) {
+    checked[name] = OPTION_TABLE[name].check(options[name], {
+      what: `${settings.adapter}: ${name}`,
+      settings,
+    });
+  }
+  return checked as CheckedOptions;
+}
+
+/** The rules that span options; each option on its own is the table's. */
+function checkCombinations(checked: CheckedOptions, prefix: string): void {
+  const { limit, window, burst, policies } = checked;
+  if (policies !== undefined && (limit !== undefined || window !== undefined || burst !== undefined)) {
+    throw new TypeError(`${prefix}: give either policies or limit/window/burst, not both`);
+  }
+  if (policies === undefined && (limit === undefined || window === undefined)) {
     throw new TypeError(
-      `${settings.adapter}: unknown option '${option}'${instead ? `; use ${instead}` : ''}. Known: ${[...known].join(', ')}`,
+      `${prefix}: needs { limit, window } (e.g. { limit: 100, window: '1m' }) or { policies }`,
     );
+  }
+  if (checked.handler !== undefined && checked.throwOnLimit) {
+    throw new TypeError(`${prefix}: give either handler or throwOnLimit, not both`);
   }
 }
 
@@ -230,19 +185,14 @@ function rejectUnknownOptions(options: object, settings: AdapterSettings): void 
  * name. The n-th limiter of the same shape in a process gets suffix n, so equal limiters never share.
  */
 function defaultName(
-  staticPolicies: Policy | readonly Policy[] | undefined,
-  { window, burst }: RateLimitOptions<never>,
-  seed: string | undefined,
+  resolved: readonly ResolvedPolicy[] | undefined,
+  { window, burst }: CheckedOptions,
+  settings: AdapterSettings,
 ): string {
-  const policies = staticPolicies
-    ? resolvePolicies(staticPolicies).map(({ name, limit, windowMs, capacity }) => [
-        name,
-        limit,
-        windowMs,
-        capacity,
-      ])
-    : ['per-request', window === undefined ? undefined : parseDuration(window), burst];
-  const shape = JSON.stringify({ seed, policies });
+  const policies = resolved
+    ? resolved.map(({ name, limit, windowMs, capacity }) => [name, limit, windowMs, capacity])
+    : ['per-request', window, burst];
+  const shape = JSON.stringify({ seed: settings.nameSeed, policies });
   const base = `auto-${createHash('sha256').update(shape).digest('hex').slice(0, 12)}`;
   const given = (defaultNamesGiven.get(base) ?? 0) + 1;
   defaultNamesGiven.set(base, given);
@@ -252,40 +202,4 @@ function defaultName(
 /** The object without its `undefined` members (for `exactOptionalPropertyTypes`). */
 function definedOnly<T extends object>(object: T): Partial<T> {
   return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>;
-}
-
-function costOption<Req>(cost: PerRequest<Req, number> | undefined, where: string): PerRequest<Req, number> {
-  if (cost === undefined) return 1;
-  if (typeof cost === 'function') return cost;
-  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost <= 0) {
-    throw new TypeError(`${where}: cost must be a positive number or a function; got ${String(cost)}`);
-  }
-  return cost;
-}
-
-function messageOption<Req>(
-  message: LimitedMessage<Req> | undefined,
-  where: string,
-): LimitedMessage<Req> | undefined {
-  if (message === undefined || ['string', 'function', 'object'].includes(typeof message)) {
-    if (message !== null) return message;
-  }
-  throw new TypeError(`${where}: message must be a string, an object or a function`);
-}
-
-function warningsOption(warnings: WarningSwitches | undefined, where: string): WarningSwitches {
-  if (warnings === undefined) return true;
-  if (typeof warnings === 'boolean' || (typeof warnings === 'object' && warnings !== null)) return warnings;
-  throw new TypeError(`${where}: warnings must be a boolean or an object of codes`);
-}
-
-function optionalFunction<F>(value: F | undefined, what: string): F | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${what} must be a function`);
-  return value;
-}
-
-function booleanOption(value: boolean | undefined, fallback: boolean, what: string): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new TypeError(`${what} must be true or false`);
-  return value;
 }

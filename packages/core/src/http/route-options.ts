@@ -1,4 +1,5 @@
 /** Per-route options in frameworks that have them (Fastify): merged over the app's, checked early. */
+import { describeValue, isSettingsObject } from '../value-checks.js';
 import { type AdapterSettings, type RateLimitOptions, resolveRateLimitOptions } from './options.js';
 
 /**
@@ -25,18 +26,26 @@ export function validateInheritedOptions<Req>(
  * - `name` is never inherited (a route gets its own buckets unless it names shared ones);
  * - a route's `policies` replace the app's `limit`/`window`/`burst`, and a route's `limit`/`window`/`burst`
  *   replace the app's `policies`; a route's `limit` drops the app's `burst`, which was sized for the app's limit.
- * `false` turns limiting off for the route.
+ * `false` turns limiting off for the route. Any other override that is not an object of options (a
+ * function, an array, `true`, a string, `null`) throws a `TypeError` that starts with `where`.
  *
  * @example
  * mergeRateLimitOptions({ store, limit: 100, window: '1m' }, { limit: 10 }); // 10 per minute, same store
+ * mergeRateLimitOptions(base, route.config.rateLimit, '@tollgate/fastify (route GET /x): config.rateLimit');
  */
 export function mergeRateLimitOptions<O extends RateLimitOptions<never>>(
   base: Partial<O>,
   override: Partial<O> | false | undefined,
+  where = 'route options',
 ): Partial<O> | false {
   if (override === false) return false;
   const { name: _notInherited, ...inherited } = base;
   if (override === undefined) return inherited as Partial<O>;
+  if (!isSettingsObject(override)) {
+    throw new TypeError(
+      `${where} must be options like { limit: 10, window: '1s' }, or false; got ${describeValue(override)}`,
+    );
+  }
   const dropped = new Set<string>();
   if ('policies' in override) for (const option of ['limit', 'window', 'burst']) dropped.add(option);
   if ('limit' in override || 'window' in override || 'burst' in override) dropped.add('policies');

@@ -3,24 +3,31 @@
  * code, so they can be searched for, documented and switched off one by one.
  */
 
-/** The codes of Tollgate's warnings. Each is explained in the core README under its code. */
-export type WarningCode =
+/**
+ * The codes of Tollgate's warnings, one a line: adding a code here is all the `warnings` option needs.
+ * Each is explained in the core README under its code.
+ */
+export const WARNING_CODES = [
   /** `X-Forwarded-For` arrived but the app does not trust proxies: every client may share one bucket. */
-  | 'TOLLGATE_UNTRUSTED_FORWARDED_FOR'
+  'TOLLGATE_UNTRUSTED_FORWARDED_FOR',
   /** The framework gave no client IP (e.g. a closed socket): the request was limited under `unknown`. */
-  | 'TOLLGATE_MISSING_IP'
+  'TOLLGATE_MISSING_IP',
   /** The key function returned nothing: the request was limited by its client IP. */
-  | 'TOLLGATE_MISSING_KEY'
+  'TOLLGATE_MISSING_KEY',
   /** The store failed (an error other than its being unavailable); the request took the fallback. */
-  | 'TOLLGATE_STORE_ERROR'
+  'TOLLGATE_STORE_ERROR',
   /** The store became unavailable (down, silent, or failing): checks take the fallback until it recovers. */
-  | 'TOLLGATE_STORE_UNAVAILABLE'
+  'TOLLGATE_STORE_UNAVAILABLE',
   /** The store answers again after it was unavailable. */
-  | 'TOLLGATE_STORE_RECOVERED'
+  'TOLLGATE_STORE_RECOVERED',
   /** The Redis client would queue checks while disconnected, or send them again after reconnecting. */
-  | 'TOLLGATE_REDIS_CLIENT_QUEUES'
+  'TOLLGATE_REDIS_CLIENT_QUEUES',
   /** Redis's `maxmemory-policy` may evict buckets that are still limiting someone. */
-  | 'TOLLGATE_REDIS_EVICTION_POLICY';
+  'TOLLGATE_REDIS_EVICTION_POLICY',
+] as const;
+
+/** The code of one of Tollgate's warnings: one of {@link WARNING_CODES}. */
+export type WarningCode = (typeof WARNING_CODES)[number];
 
 /** Where warnings and errors go. `console` fits; so does a pino or Fastify logger. */
 export interface Logger {

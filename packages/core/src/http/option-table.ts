@@ -1,0 +1,247 @@
+/** Every option the adapters share, one entry each: its docs, its default and its check. */
+import { type Duration, parseDuration } from '../duration.js';
+import { type Policy, resolvePoliciesFor } from '../policy.js';
+import type { Store } from '../store.js';
+import { MemoryStore } from '../stores/memory/memory-store.js';
+import { rejectUnknownNames } from '../unknown-names.js';
+import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
+import { HEADER_PROFILES, type HeaderProfile } from './headers.js';
+import type { AdapterSettings, LimitedMessage, PerRequest, RateLimitOptions } from './options.js';
+import { byIp, type KeyFunction } from './request-keys.js';
+import { type Logger, WARNING_CODES, type WarningSwitches } from './warnings.js';
+
+/** What an option's check is told besides the value. */
+export interface OptionSite {
+  /** The option as messages name it, adapter first: `'@tollgate/express: limit'`. */
+  readonly what: string;
+  /** The adapter's settings, for defaults it knows better (its logger). */
+  readonly settings: AdapterSettings;
+}
+
+/**
+ * One option: what the options tables in the READMEs say about it, and its check.
+ *
+ * @example
+ * const burst: OptionEntry<number | undefined> = {
+ *   doc: 'the bucket capacity, when it should differ from `limit`',
+ *   type: '`number`',
+ *   default: '`limit`',
+ *   check: (value, { what }) => (value === undefined ? undefined : positiveWholeNumber(value, what)),
+ * };
+ */
+export interface OptionEntry<Resolved> {
+  /** What the option does, in one line (Markdown). */
+  readonly doc: string;
+  /** Its type as the docs show it (Markdown); `{req}` and `{Req}` stand for the adapter's request. */
+  readonly type: string;
+  /** Its default as the docs show it (Markdown). */
+  readonly default: string;
+  /** Validates the value (`undefined` when not given) and resolves it, default applied; throws a `TypeError`. */
+  readonly check: (value: unknown, site: OptionSite) => Resolved;
+}
+
+const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/** A value as TypeScript writes it: `'draft-10'`, `false`. */
+const literal = (value: unknown) => (typeof value === 'string' ? `'${value}'` : String(value));
+const code = (value: unknown) => `\`${literal(value)}\``;
+
+function flag(fallback: boolean) {
+  return {
+    default: code(fallback),
+    check(value: unknown, { what }: OptionSite): boolean {
+      if (value === undefined) return fallback;
+      if (typeof value !== 'boolean') throw new TypeError(`${what} must be true or false`);
+      return value;
+    },
+  };
+}
+
+function optionalFunction<F>(value: unknown, { what }: OptionSite): F | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${what} must be a function`);
+  return value as F | undefined;
+}
+
+function headerProfile(value: unknown, { what }: OptionSite): HeaderProfile {
+  const profile = value ?? HEADER_PROFILES[0];
+  if (HEADER_PROFILES.includes(profile as HeaderProfile)) return profile as HeaderProfile;
+  const allowed = HEADER_PROFILES.map(literal);
+  throw new TypeError(
+    `${what} must be ${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}; got ${String(value)}`,
+  );
+}
+
+function warningSwitches(value: unknown, { what }: OptionSite): WarningSwitches {
+  if (value === undefined) return true;
+  if (typeof value === 'boolean') return value;
+  if (!isSettingsObject(value)) throw new TypeError(`${what} must be a boolean or an object of codes`);
+  rejectUnknownNames(value, WARNING_CODES, new Map(), `${what} has an unknown code`);
+  for (const [warning, on] of Object.entries(value)) {
+    if (on !== undefined && typeof on !== 'boolean') {
+      throw new TypeError(`${what}.${warning} must be true or false; got ${String(on)}`);
+    }
+  }
+  return value;
+}
+
+function positiveCost(value: unknown, { what }: OptionSite): PerRequest<unknown, number> {
+  if (value === undefined) return 1;
+  if (typeof value === 'function') return value as (request: unknown) => number | Promise<number>;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`${what} must be a positive number or a function; got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * The options, in the order the docs list them. Adding an option: a field in {@link RateLimitOptions} and
+ * an entry here (the compiler refuses one without the other), then regenerate the READMEs' tables.
+ */
+export const OPTION_TABLE = {
+  limit: {
+    doc: 'tokens per `window`; a function of the request gives per-plan limits',
+    type: '`number` or `({req}) => number | Promise<number>`',
+    default: 'none: give `limit` + `window`, or `policies`',
+    check: (value, { what }): PerRequest<unknown, number> | undefined =>
+      value === undefined || typeof value === 'function'
+        ? (value as PerRequest<unknown, number> | undefined)
+        : positiveWholeNumber(value, what),
+  },
+  window: {
+    doc: 'the time in which `limit` tokens refill, evenly',
+    type: "`number` (ms) or a string: `'500ms'`, `'15s'`, `'1m'`, `'1h'`, `'1d'`",
+    default: 'none',
+    check: (value, { what }) => (value === undefined ? undefined : parseDuration(value as Duration, what)),
+  },
+  burst: {
+    doc: 'the bucket capacity, when it should differ from `limit`',
+    type: '`number`',
+    default: '`limit`',
+    check: (value, { what }) => (value === undefined ? undefined : positiveWholeNumber(value, what)),
+  },
+  policies: {
+    doc: 'several policies, checked and charged together; instead of `limit`/`window`/`burst`',
+    type: '`Policy | Policy[]`',
+    default: 'none',
+    check(value, { settings }): Policy | readonly Policy[] | undefined {
+      if (value !== undefined) resolvePoliciesFor(value, `${settings.adapter}: `);
+      return value as Policy | readonly Policy[] | undefined;
+    },
+  },
+  store: {
+    doc: 'where buckets live; one `RedisStore` shared by every server shares the limits',
+    type: '`Store`: `MemoryStore`, `RedisStore` or your own',
+    default: "a `MemoryStore` of the limiter's own",
+    check(value, { what }): Store {
+      const store = (value ?? new MemoryStore()) as Partial<Store>;
+      if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
+        throw new TypeError(`${what} must be a Store such as MemoryStore or RedisStore`);
+      }
+      return store as Store;
+    },
+  },
+  key: {
+    doc: 'who is limited: the identity of a request',
+    type: '`KeyFunction<{Req}>`: `({req}, access) => string | undefined | Promise<…>`',
+    default: '`byIp()` (IPv6 grouped by /56)',
+    check: (value, site) => optionalFunction<KeyFunction<unknown>>(value, site) ?? byIp(),
+  },
+  name: {
+    doc: "the limiter's namespace in the store: limiters with one name and one store share buckets",
+    type: '`string`: 1–64 letters, digits, `_ . : -`',
+    default: 'derived; see [Namespaces](#namespaces-which-limiters-share-buckets)',
+    check(value, { what }): string | undefined {
+      if (value === undefined || (typeof value === 'string' && NAME_PATTERN.test(value))) return value;
+      throw new TypeError(`${what} must be 1–64 letters, digits or '_ . : -'; got ${String(value)}`);
+    },
+  },
+  cost: {
+    doc: 'the tokens a request costs',
+    type: '`number` or `({req}) => number | Promise<number>`: positive',
+    default: '`1`',
+    check: positiveCost,
+  },
+  skip: {
+    doc: 'requests for which it returns true are not limited and get no headers',
+    type: '`({req}) => boolean | Promise<boolean>`',
+    default: 'none',
+    check: (value, site) => optionalFunction<(request: unknown) => boolean | Promise<boolean>>(value, site),
+  },
+  headers: {
+    doc: 'the standard rate-limit headers; see [Response headers](#response-headers)',
+    type: `\`${HEADER_PROFILES.map(literal).join(' | ')}\``,
+    default: code(HEADER_PROFILES[0]),
+    check: headerProfile,
+  },
+  legacyHeaders: {
+    doc: 'also send `X-RateLimit-Limit`, `-Remaining` and `-Reset`',
+    type: '`boolean`',
+    ...flag(false),
+  },
+  message: {
+    doc: 'the 429 body: text, JSON, or a function of the request and [`info`](#the-429-answer)',
+    type: '`string`, an object, or `({req}, info) => string | object | Promise<…>`',
+    default: 'RFC 9457 problem details',
+    check(value, { what }): LimitedMessage<unknown> | undefined {
+      if (
+        value === undefined ||
+        (value !== null && ['string', 'object', 'function'].includes(typeof value))
+      ) {
+        return value as LimitedMessage<unknown> | undefined;
+      }
+      throw new TypeError(`${what} must be a string, an object or a function`);
+    },
+  },
+  handler: {
+    doc: 'answers a limited request instead; not with `throwOnLimit`',
+    type: 'a function; see [`handler`](#handler)',
+    default: 'none',
+    check: (value, site) => optionalFunction<(...args: never[]) => unknown>(value, site),
+  },
+  throwOnLimit: {
+    doc: "hand a `RateLimitError` to the framework's error handling instead of answering",
+    type: '`boolean`',
+    ...flag(false),
+  },
+  failOpen: {
+    doc: 'let requests through, unlimited, when the store fails or times out',
+    type: '`boolean`',
+    ...flag(true),
+  },
+  timeout: {
+    doc: 'the longest a check waits for the store before it counts as failed',
+    type: '`number` (ms), a string as for `window`, or `false` (no limit)',
+    default: "`'1s'`",
+    check: (value, { what }): number | undefined =>
+      value === false ? undefined : parseDuration((value ?? '1s') as Duration, what),
+  },
+  logger: {
+    doc: 'where warnings and store errors go',
+    type: '`{ warn(message: string): void; error(message: string): void }`',
+    default: '`console`',
+    check(value, { what, settings }): Logger {
+      const logger = (value ?? settings.logger ?? console) as Partial<Logger>;
+      if (typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
+        throw new TypeError(`${what} must have warn and error methods`);
+      }
+      return logger as Logger;
+    },
+  },
+  warnings: {
+    doc: 'switch warnings off, all or by [code](../core/README.md#warning-codes)',
+    type: '`boolean`, or `{ [code]: boolean }`',
+    default: '`true` (all on)',
+    check: warningSwitches,
+  },
+} as const satisfies { readonly [Name in keyof RateLimitOptions<unknown>]-?: OptionEntry<unknown> };
+
+/** The name of an option every adapter takes. */
+export type OptionName = keyof typeof OPTION_TABLE;
+
+/** Each option as its check resolved it, default applied. */
+export type CheckedOptions = {
+  readonly [Name in OptionName]: ReturnType<(typeof OPTION_TABLE)[Name]['check']>;
+};
+
+/** The names of the options, in the docs' order. */
+export const OPTION_NAMES = Object.keys(OPTION_TABLE) as readonly OptionName[];

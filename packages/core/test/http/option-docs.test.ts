@@ -1,0 +1,90 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import {
+  OPTIONS_TABLE_END,
+  OPTIONS_TABLE_START,
+  type OptionsDocStyle,
+  optionsTableMarkdown,
+  withOptionsTable,
+} from '../../src/http/option-docs.js';
+import { OPTION_NAMES } from '../../src/http/option-table.js';
+import { WARNING_CODES } from '../../src/http/warnings.js';
+
+/** How each adapter's README writes its request; Fastify's logger default is the app's. */
+const ADAPTER_READMES: readonly { readonly adapter: string; readonly style: OptionsDocStyle }[] = [
+  { adapter: 'express', style: { requestName: 'req', requestType: 'Request' } },
+  {
+    adapter: 'fastify',
+    style: {
+      requestName: 'request',
+      requestType: 'FastifyRequest',
+      defaults: { logger: "`app.log` if the app's logger is on, else `console`" },
+    },
+  },
+  { adapter: 'koa', style: { requestName: 'ctx', requestType: 'Context' } },
+];
+
+const readmePath = (pkg: string) => fileURLToPath(new URL(`../../../${pkg}/README.md`, import.meta.url));
+
+describe.each(ADAPTER_READMES)(
+  'the options table in the README of @tollgate/$adapter',
+  ({ adapter, style }) => {
+    // `pnpm --filter @tollgate/core docs:options` runs this file with TOLLGATE_WRITE_DOCS=1 to rewrite the tables.
+    it('is the one the option table generates', () => {
+      const path = readmePath(adapter);
+      const readme = readFileSync(path, 'utf8');
+      const generated = withOptionsTable(readme, style);
+      if (process.env.TOLLGATE_WRITE_DOCS === '1') writeFileSync(path, generated);
+      else expect(readme, 'out of step: run `pnpm --filter @tollgate/core docs:options`').toBe(generated);
+    });
+  },
+);
+
+describe('optionsTableMarkdown', () => {
+  const table = optionsTableMarkdown({ requestName: 'ctx', requestType: 'Context' });
+  const rows = table.split('\n').slice(2);
+
+  it('has one row per option, in the table order', () => {
+    expect(rows.map((row) => /^\| `(\w+)` \|/.exec(row)?.[1])).toEqual(OPTION_NAMES);
+  });
+
+  it("writes the adapter's request into signatures and escapes pipes inside cells", () => {
+    expect(table).toContain('`KeyFunction<Context>`: `(ctx, access) => string \\| undefined \\| Promise<…>`');
+    expect(table).not.toMatch(/\{req\}|\{Req\}/);
+    expect(rows.every((row) => row.split(/(?<!\\)\|/).length === 6)).toBe(true);
+  });
+
+  it("takes the adapter's own defaults over the table's", () => {
+    const withLogger = optionsTableMarkdown({
+      requestName: 'request',
+      requestType: 'FastifyRequest',
+      defaults: { logger: '`app.log`' },
+    });
+    expect(withLogger).toMatch(/^\| `logger` \|.*\| `app\.log` \|$/m);
+  });
+});
+
+describe('withOptionsTable', () => {
+  it('replaces only what lies between the markers', () => {
+    const readme = `# x\n\n${OPTIONS_TABLE_START}\nold\n${OPTIONS_TABLE_END}\n\nafter\n`;
+    const style = { requestName: 'req', requestType: 'Request' };
+    expect(withOptionsTable(readme, style)).toBe(
+      `# x\n\n${OPTIONS_TABLE_START}\n\n${optionsTableMarkdown(style)}\n\n${OPTIONS_TABLE_END}\n\nafter\n`,
+    );
+  });
+
+  it('throws for a README without the markers, so none drops out of the check unnoticed', () => {
+    expect(() => withOptionsTable('# x\n', { requestName: 'req', requestType: 'Request' })).toThrow(
+      /no options table/,
+    );
+  });
+});
+
+describe('the warning codes in the core README', () => {
+  it('has a section for every code, and no section for a code that does not exist', () => {
+    const readme = readFileSync(readmePath('core'), 'utf8');
+    const sections = [...readme.matchAll(/^### (TOLLGATE_\w+)$/gm)].map((match) => match[1]);
+    expect(new Set(sections)).toEqual(new Set(WARNING_CODES));
+  });
+});

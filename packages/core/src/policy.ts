@@ -14,7 +14,7 @@ import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
 export interface Policy {
   /** Tokens added back per `window`, spread evenly over it. A positive whole number. */
   limit: number;
-  /** The time in which `limit` tokens refill: milliseconds or a string such as `'15s'`, `'1m'`, `'1h'`. */
+  /** The time in which `limit` tokens refill: milliseconds or a string such as `'15s'`, `'2 minutes'`, `'1h'`. */
   window: Duration;
   /**
    * Bucket capacity: the most tokens that can be spent at once after a quiet spell.

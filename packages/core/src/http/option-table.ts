@@ -109,7 +109,7 @@ export const OPTION_TABLE = {
   },
   window: {
     doc: 'the time in which `limit` tokens refill, evenly',
-    type: "`number` (ms) or a string: `'500ms'`, `'15s'`, `'1m'`, `'1h'`, `'1d'`",
+    type: "`number` (ms) or a string: `'500ms'`, `'15s'`, `'10 seconds'`, `'2 minutes'`, `'1.5h'`, `'1d'`, `'1w'`",
     default: 'none',
     check: (value, { what }) => (value === undefined ? undefined : parseDuration(value as Duration, what)),
   },

@@ -55,12 +55,20 @@ function dependencyDir(fromPackage: string, dependency: string): string {
   );
 }
 
+/** The package packed from a clean checkout: no `dist`, so only its `prepack` can put one in the tarball. */
+const PACKED_CLEAN = 'core';
+
 beforeAll(async () => {
   installDir = await mkdtemp(join(tmpdir(), 'tollgate-install-'));
   const tarballs = join(installDir, 'tarballs');
   await mkdir(join(installDir, 'node_modules', '@tollgate'), { recursive: true });
   for (const name of PACKAGES) {
-    await run('pnpm', ['pack', '--pack-destination', tarballs], { cwd: join(root, 'packages', name) });
+    const cwd = join(root, 'packages', name);
+    // One package is packed as from a fresh clone, running its prepack build. The others reuse the build
+    // that `pnpm test` ran just before (their prepack is the same script), which keeps this file fast.
+    if (name === PACKED_CLEAN) await rm(join(cwd, 'dist'), { recursive: true, force: true });
+    const scripts = name === PACKED_CLEAN ? [] : ['--config.ignore-scripts=true'];
+    await run('pnpm', ['pack', ...scripts, '--pack-destination', tarballs], { cwd });
     const target = join(installDir, 'node_modules', '@tollgate', name);
     await mkdir(target, { recursive: true });
     await run('tar', ['-xzf', await tarballOf(name), '-C', target, '--strip-components=1']);
@@ -101,6 +109,25 @@ async function loadAll(format: 'cjs' | 'esm'): Promise<Record<string, string[]>>
 }
 
 describe('the published packages', () => {
+  // `pnpm pack` and `pnpm publish` from a fresh clone used to ship package.json and README.md only.
+  it('are built by prepack: packed from a clean checkout, the tarball holds both builds and typings', async () => {
+    const { stdout } = await run('tar', ['-tzf', await tarballOf(PACKED_CLEAN)]);
+    const built = stdout.split('\n').filter((file) => file.startsWith('package/dist/'));
+    expect(built.sort()).toEqual([
+      'package/dist/index.cjs',
+      'package/dist/index.d.cts',
+      'package/dist/index.d.mts',
+      'package/dist/index.mjs',
+    ]);
+  });
+
+  it.each(PACKAGES)('@tollgate/%s runs its build before every pack and publish', async (name) => {
+    const manifest = JSON.parse(await readFile(join(root, 'packages', name, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(manifest.scripts).toMatchObject({ build: 'tsdown', prepack: 'pnpm run build' });
+  });
+
   it.each(PACKAGES)('@tollgate/%s points its exports at files in the tarball', async (name) => {
     const manifest = JSON.parse(
       await readFile(join(installDir, 'node_modules', '@tollgate', name, 'package.json'), 'utf8'),

@@ -77,8 +77,11 @@ describe.each([
   };
 
   // It used to say "policy.limit must be …", without the adapter.
-  it('names the adapter for a top-level limit of 0', async () => {
-    await rejects({ limit: 0, window: '1m' }, `${adapter}: limit must be a positive whole number; got 0`);
+  it('names the adapter for a bad top-level limit', async () => {
+    await rejects(
+      { limit: -1, window: '1m' },
+      `${adapter}: limit must be a positive whole number, or 0 to refuse every request; got -1`,
+    );
   });
 
   it('rejects a typo of an option, naming the option meant', async () => {

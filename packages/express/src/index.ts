@@ -31,11 +31,14 @@ const expressAccess: RequestAccess<Request> = {
  * Rate-limiting middleware. Use it app-wide, on a router, or on one route; each call is its own
  * limiter with its own buckets (unless two share a `name`).
  *
+ * Without options it limits each client IP to 100 requests per minute; `limit: 0` refuses every request.
+ *
  * @example
+ * app.use(rateLimit()); // 100 per minute per client IP
  * app.use(rateLimit({ limit: 100, window: '1m' }));
  * app.post('/login', rateLimit({ limit: 5, window: '15m', store }), login);
  */
-export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
+export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
   const limiter = createHttpLimiter(options, expressAccess, { adapter: '@tollgate/express' });
   const handler = options.handler;
 

@@ -124,9 +124,11 @@ function toArray<T>(value: T | T[] | undefined): T[] {
 }
 
 /**
- * The plugin. Register it before the routes it should limit.
+ * The plugin. Register it before the routes it should limit. Without options it limits each client IP to
+ * 100 requests per minute; `limit: 0` (here or in a route's `config.rateLimit`) refuses every request.
  *
  * @example
+ * await app.register(tollgate); // 100 per minute per client IP
  * await app.register(tollgate, { limit: 100, window: '1m', store });
  * app.get('/search', { config: { rateLimit: { limit: 10, window: '1s' } } }, search);
  * app.get('/health', { config: { rateLimit: false } }, health);

@@ -27,11 +27,14 @@ const koaAccess: RequestAccess<Context> = {
  * Rate-limiting middleware. Use it app-wide or on a route; each call is its own limiter with its own
  * buckets (unless two share a `name`). `ctx.ip` follows `app.proxy`.
  *
+ * Without options it limits each client IP to 100 requests per minute; `limit: 0` refuses every request.
+ *
  * @example
+ * app.use(rateLimit()); // 100 per minute per client IP
  * app.use(rateLimit({ limit: 100, window: '1m' }));
  * router.post('/login', rateLimit({ limit: 5, window: '15m' }), login);
  */
-export function rateLimit(options: KoaRateLimitOptions): Middleware {
+export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   const limiter = createHttpLimiter(options, koaAccess, { adapter: '@tollgate/koa' });
   const handler = options.handler;
 

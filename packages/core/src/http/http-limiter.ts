@@ -19,6 +19,7 @@ import { PROBLEM_JSON, quotaExceededProblem } from './problem.js';
 import { RateLimitError } from './rate-limit-error.js';
 import type { RequestAccess } from './request-keys.js';
 import { Warnings } from './warnings.js';
+import { isZeroLimit, resolveZeroLimit, zeroLimiter } from './zero-limit.js';
 
 /** A rate limiter for HTTP requests of one framework. Build once per middleware or route. */
 export interface HttpLimiter<Req> {
@@ -156,13 +157,17 @@ function boundLimiters<Req>(
   config: ResolvedRateLimitOptions<Req>,
 ): (request: Req) => BoundLimiter | Promise<BoundLimiter> {
   const bind = (policies: Policy | readonly Policy[]): BoundLimiter => {
-    const limiter = createLimiter({
-      store: config.store,
-      policies,
-      namespace: config.name,
-      timeout: config.timeoutMs ?? false,
-      onStoreError: 'throw',
-    });
+    // `limit: 0` has nothing to count: it refuses every request without asking the store. (Its window
+    // and burst were checked when the options were.)
+    const limiter = isZeroLimit(policies)
+      ? zeroLimiter(resolveZeroLimit(policies, ''), config.store.clock)
+      : createLimiter({
+          store: config.store,
+          policies,
+          namespace: config.name,
+          timeout: config.timeoutMs ?? false,
+          onStoreError: 'throw',
+        });
     return {
       limiter,
       writeHeaders: createHeaderWriter(config.headers, config.legacyHeaders, limiter.policies),

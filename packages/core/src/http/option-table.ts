@@ -9,6 +9,7 @@ import { HEADER_PROFILES, type HeaderProfile } from './headers.js';
 import type { AdapterSettings, LimitedMessage, PerRequest, RateLimitOptions } from './options.js';
 import { byIp, type KeyFunction } from './request-keys.js';
 import { type Logger, WARNING_CODES, type WarningSwitches } from './warnings.js';
+import { limitOrZero } from './zero-limit.js';
 
 /** What an option's check is told besides the value. */
 export interface OptionSite {
@@ -41,6 +42,15 @@ export interface OptionEntry<Resolved> {
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/**
+ * `limit` when neither it nor `policies` is given: per client, enough for any person's use of an app (a
+ * page that fires dozens of API calls at once fits), too few for a script that hammers it. See the
+ * adapters' READMEs, "Defaults", for how it compares with the peers' defaults.
+ */
+export const DEFAULT_LIMIT = 100;
+/** `window` when neither it nor `policies` is given: with {@link DEFAULT_LIMIT}, one token every 600 ms. */
+export const DEFAULT_WINDOW = '1m';
 
 /** A value as TypeScript writes it: `'draft-10'`, `false`. */
 const literal = (value: unknown) => (typeof value === 'string' ? `'${value}'` : String(value));
@@ -99,18 +109,18 @@ function positiveCost(value: unknown, { what }: OptionSite): PerRequest<unknown,
  */
 export const OPTION_TABLE = {
   limit: {
-    doc: 'tokens per `window`; a function of the request gives per-plan limits',
+    doc: 'tokens per `window`; a function of the request gives per-plan limits; [`0`](#refusing-every-request-limit-0) refuses every request',
     type: '`number` or `({req}) => number | Promise<number>`',
-    default: 'none: give `limit` + `window`, or `policies`',
+    default: `\`${DEFAULT_LIMIT}\` (unless \`policies\` is given); see [Defaults](#defaults)`,
     check: (value, { what }): PerRequest<unknown, number> | undefined =>
       value === undefined || typeof value === 'function'
         ? (value as PerRequest<unknown, number> | undefined)
-        : positiveWholeNumber(value, what),
+        : limitOrZero(value, what),
   },
   window: {
     doc: 'the time in which `limit` tokens refill, evenly',
     type: "`number` (ms) or a string: `'500ms'`, `'15s'`, `'10 seconds'`, `'2 minutes'`, `'1.5h'`, `'1d'`, `'1w'`",
-    default: 'none',
+    default: code(DEFAULT_WINDOW),
     check: (value, { what }) => (value === undefined ? undefined : parseDuration(value as Duration, what)),
   },
   burst: {

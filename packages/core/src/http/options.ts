@@ -1,16 +1,24 @@
 /** The options every adapter shares: one public type, checked once by the option table into a resolved config. */
 import { createHash } from 'node:crypto';
-import type { Duration } from '../duration.js';
+import { type Duration, parseDuration } from '../duration.js';
 import { type Policy, type ResolvedPolicy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { rejectUnknownNames } from '../unknown-names.js';
-import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
+import { isSettingsObject } from '../value-checks.js';
 import type { HeaderProfile } from './headers.js';
-import { type CheckedOptions, OPTION_NAMES, OPTION_TABLE, type OptionName } from './option-table.js';
+import {
+  type CheckedOptions,
+  DEFAULT_LIMIT,
+  DEFAULT_WINDOW,
+  OPTION_NAMES,
+  OPTION_TABLE,
+  type OptionName,
+} from './option-table.js';
 import type { RateLimitInfo } from './outcome.js';
 import { PEER_OPTIONS } from './peer-options.js';
 import type { KeyFunction } from './request-keys.js';
 import type { Logger, WarningSwitches } from './warnings.js';
+import { isZeroLimit, limitOrZero, resolveZeroLimit } from './zero-limit.js';
 
 /** A value, or a function of the request that returns it (possibly async). */
 export type PerRequest<Req, T> = T | ((request: Req) => T | Promise<T>);
@@ -25,13 +33,16 @@ export type LimitedMessage<Req> =
     ) => string | Record<string, unknown> | Promise<string | Record<string, unknown>>);
 
 /**
- * Options shared by `@tollgate/express`, `@tollgate/fastify` and `@tollgate/koa`. Give either
- * `limit` + `window` (+ `burst`), or `policies`.
+ * Options shared by `@tollgate/express`, `@tollgate/fastify` and `@tollgate/koa`. Give `limit` + `window`
+ * (+ `burst`), or `policies`; with neither, each client may send 100 requests per minute.
  */
 export interface RateLimitOptions<Req> {
-  /** Tokens per `window`; may be a function of the request for per-plan limits. */
+  /**
+   * Tokens per `window`; may be a function of the request for per-plan limits. `0` refuses every request
+   * with a 429 (no `Retry-After`: no wait will do), without asking the store. Default: `100`.
+   */
   limit?: PerRequest<Req, number>;
-  /** The window: ms or `'15s'`, `'1m'`, `'1h'`, … */
+  /** The window: ms or `'15s'`, `'10 seconds'`, `'2 minutes'`, `'1h'`, … Default: `'1m'`. */
   window?: Duration;
   /** Bucket capacity when it should differ from `limit`. Default: `limit`. */
   burst?: number;
@@ -106,6 +117,8 @@ export interface AdapterSettings {
   readonly logger?: Logger;
 }
 
+const DEFAULT_WINDOW_MS = parseDuration(DEFAULT_WINDOW);
+
 /** How many limiters were given each default name so far: the n-th one gets suffix n. */
 const defaultNamesGiven = new Map<string, number>();
 
@@ -127,29 +140,49 @@ export function resolveRateLimitOptions<Req>(
   rejectUnknownNames(options, OPTION_NAMES, PEER_OPTIONS, `${prefix}: unknown option`);
   const checked = checkEach(options, settings);
   checkCombinations(checked, prefix);
-  const { limit, window, burst, policies, name, timeout, ...rest } = checked;
+  const {
+    limit = DEFAULT_LIMIT,
+    window = DEFAULT_WINDOW_MS,
+    burst,
+    policies,
+    name,
+    timeout,
+    ...rest
+  } = checked;
   const staticPolicies =
     typeof limit === 'function' ? undefined : (policies ?? (definedOnly({ limit, window, burst }) as Policy));
   // Resolving also checks what no single option can: that burst × window can be counted exactly.
-  const resolved = staticPolicies && resolvePoliciesFor(staticPolicies, `${prefix}: `);
+  const resolved =
+    staticPolicies &&
+    (isZeroLimit(staticPolicies)
+      ? [resolveZeroLimit(staticPolicies, `${prefix}: `)]
+      : resolvePoliciesFor(staticPolicies, `${prefix}: `));
   return {
     ...rest,
     policies: staticPolicies,
-    policyOf: typeof limit === 'function' ? policyOfRequest(limit, checked, prefix) : undefined,
-    name: name ?? defaultName(resolved, checked, settings),
+    policyOf: typeof limit === 'function' ? policyOfRequest(limit, window, burst, prefix) : undefined,
+    name: name ?? defaultName(resolved, window, burst, settings),
     timeoutMs: timeout,
   };
 }
 
-/** The policy of a request when `limit` is a function: its result, with the static `window` and `burst`. */
+/**
+ * The policy of a request when `limit` is a function: its result, with the static `window` and `burst`.
+ * A plan whose limit is 0 is refused every request, whatever `burst` says (it is sized for the others).
+ */
 function policyOfRequest<Req>(
   limit: (request: Req) => number | Promise<number>,
-  { window, burst }: CheckedOptions,
+  window: number,
+  burst: number | undefined,
   prefix: string,
 ): (request: Req) => Promise<Policy> {
   return async (request) => {
-    const limitOfRequest = positiveWholeNumber(await limit(request), `${prefix}: limit`);
-    return definedOnly({ limit: limitOfRequest, window, burst }) as Policy;
+    const limitOfRequest = limitOrZero(await limit(request), `${prefix}: limit`);
+    return definedOnly({
+      limit: limitOfRequest,
+      window,
+      burst: limitOfRequest === 0 ? undefined : burst,
+    }) as Policy;
   };
 }
 
@@ -170,11 +203,6 @@ function checkCombinations(checked: CheckedOptions, prefix: string): void {
   if (policies !== undefined && (limit !== undefined || window !== undefined || burst !== undefined)) {
     throw new TypeError(`${prefix}: give either policies or limit/window/burst, not both`);
   }
-  if (policies === undefined && (limit === undefined || window === undefined)) {
-    throw new TypeError(
-      `${prefix}: needs { limit, window } (e.g. { limit: 100, window: '1m' }) or { policies }`,
-    );
-  }
   if (checked.handler !== undefined && checked.throwOnLimit) {
     throw new TypeError(`${prefix}: give either handler or throwOnLimit, not both`);
   }
@@ -186,7 +214,8 @@ function checkCombinations(checked: CheckedOptions, prefix: string): void {
  */
 function defaultName(
   resolved: readonly ResolvedPolicy[] | undefined,
-  { window, burst }: CheckedOptions,
+  window: number,
+  burst: number | undefined,
   settings: AdapterSettings,
 ): string {
   const policies = resolved

@@ -25,10 +25,13 @@ export interface QuotaExceededProblem {
  */
 export function quotaExceededProblem(decision: Decision): QuotaExceededProblem {
   const violated = decision.policies.filter((p) => p.retryAfterMs !== 0).map((p) => p.policy);
+  const { policy, capacity } = decision.decidedBy;
   const detail =
-    decision.retryAfterMs === undefined
-      ? `This request costs ${decision.cost} tokens, more than policy '${decision.decidedBy.policy}' can ever hold (${decision.decidedBy.capacity}).`
-      : `Too many requests: retry in ${plural(Math.ceil(decision.retryAfterMs / 1000), 'second')}.`;
+    decision.retryAfterMs !== undefined
+      ? `Too many requests: retry in ${plural(Math.ceil(decision.retryAfterMs / 1000), 'second')}.`
+      : capacity === 0 // `limit: 0`
+        ? `Policy '${policy}' allows no requests.`
+        : `This request costs ${decision.cost} tokens, more than policy '${policy}' can ever hold (${capacity}).`;
   return {
     type: QUOTA_EXCEEDED_TYPE,
     title: 'Request cannot be satisfied as assigned quota has been exceeded',

@@ -4,21 +4,15 @@ import { type AdapterSettings, type RateLimitOptions, resolveRateLimitOptions } 
 
 /**
  * Checks options that routes inherit without a limiter of their own (Fastify `global: false`), so
- * mistakes surface at registration rather than when the first route uses them. The policy may come
- * from the routes, so a placeholder stands in for a missing one.
+ * mistakes surface at registration rather than when the first route uses them. Whatever part of the
+ * policy the routes bring is left to the defaults here.
  */
 export function validateInheritedOptions<Req>(
   options: RateLimitOptions<Req>,
   settings: AdapterSettings,
 ): void {
-  if (typeof options !== 'object' || options === null) {
-    resolveRateLimitOptions(options, settings); // throws the usual message
-    return;
-  }
-  // Routes may bring the limit, the window or both: placeholders stand in for whatever is missing.
-  const placeholders =
-    'policies' in options ? {} : { limit: options.limit ?? 1, window: options.window ?? 1 };
-  resolveRateLimitOptions({ name: 'validation', ...options, ...placeholders }, settings);
+  // A name of its own, so that checking uses up none of the default names that limiters are given in turn.
+  resolveRateLimitOptions(isSettingsObject(options) ? { name: 'validation', ...options } : options, settings);
 }
 
 /**

@@ -14,7 +14,11 @@ const build = (options: Options, settings: Parameters<typeof createHttpLimiter>[
 
 describe('option validation at construction', () => {
   it.each<[string, Options, RegExp]>([
-    ['limit', { limit: 0, window: '1m' }, /limit must be a positive whole number; got 0/],
+    [
+      'limit',
+      { limit: -1, window: '1m' },
+      /limit must be a positive whole number, or 0 to refuse every request; got -1/,
+    ],
     ['limit', { limit: 2.5, window: '1m' }, /limit must be a positive whole number/],
     ['limit', { limit: '10' as never, window: '1m' }, /limit must be a positive whole number/],
     ['window', { limit: 10, window: '1 fortnight' as never }, /@tollgate\/test: window: unknown unit/],
@@ -80,9 +84,11 @@ describe('option validation at construction', () => {
   });
 
   // Top-level limit/window/burst used to be checked only as a policy, so the message lacked the adapter.
-  it('names the adapter when a top-level limit is 0, not just "policy.limit"', () => {
-    expect(() => build({ limit: 0, window: '1m' })).toThrow(
-      new TypeError('@tollgate/test: limit must be a positive whole number; got 0'),
+  it('names the adapter when a top-level limit is bad, not just "policy.limit"', () => {
+    expect(() => build({ limit: -1, window: '1m' })).toThrow(
+      new TypeError(
+        '@tollgate/test: limit must be a positive whole number, or 0 to refuse every request; got -1',
+      ),
     );
   });
 
@@ -93,8 +99,10 @@ describe('option validation at construction', () => {
   });
 
   it('names the adapter when a limit function returns a bad limit', async () => {
-    await expect(build({ limit: () => 0, window: '1m' }).check({ ip: '192.0.2.1' })).rejects.toThrow(
-      new TypeError('@tollgate/test: limit must be a positive whole number; got 0'),
+    await expect(build({ limit: () => 2.5, window: '1m' }).check({ ip: '192.0.2.1' })).rejects.toThrow(
+      new TypeError(
+        '@tollgate/test: limit must be a positive whole number, or 0 to refuse every request; got 2.5',
+      ),
     );
   });
 
@@ -119,12 +127,36 @@ describe('option validation at construction', () => {
     },
   );
 
-  it.each<Options>([{}, { limit: 10 }, { window: '1m' }, { burst: 5 }])(
-    'needs limit and window: %j',
-    (options) => {
-      expect(() => build(options)).toThrow(/@tollgate\/test: needs \{ limit, window \}/);
-    },
-  );
+  it.each<[Options, string]>([
+    [{}, '"100-per-1m";q=100;w=60'],
+    [{ limit: 10 }, '"10-per-1m";q=10;w=60'],
+    [{ window: '1h' }, '"100-per-1h";q=100;w=3600'],
+    [{ burst: 5 }, '"100-per-1m";q=100;w=60'],
+  ])('defaults limit to 100 and window to 1 minute, each on its own: %j', async (options, policy) => {
+    const outcome = await build({ name: 'defaults', ...options }).check({ ip: '192.0.2.1' });
+    expect(outcome).toMatchObject({ kind: 'allowed', headers: { 'RateLimit-Policy': policy } });
+  });
+
+  it('names the default policy as the same options written out: the second such limiter gets -2', () => {
+    const settings = { ...TEST_ADAPTER, nameSeed: 'default-policy-name' };
+    const first = build({}, settings).name;
+    expect(build({ limit: 100, window: 60_000 }, settings).name).toBe(`${first}-2`);
+  });
+
+  it('takes limit 0, but not with burst, which would mean nothing', () => {
+    expect(() => build({ limit: 0 })).not.toThrow();
+    expect(() => build({ limit: 0, window: '1h', burst: 5 })).toThrow(
+      new TypeError(
+        '@tollgate/test: burst cannot be combined with limit 0, which refuses every request; leave burst out',
+      ),
+    );
+  });
+
+  it('keeps positive limits for the policies option; only the limit option may be 0', () => {
+    expect(() => build({ policies: { limit: 0, window: '1m' } })).toThrow(
+      /@tollgate\/test: policy\.limit must be a positive whole number; got 0/,
+    );
+  });
 
   it.each<Options>([
     { policies: { limit: 1, window: '1s' }, limit: 10 },

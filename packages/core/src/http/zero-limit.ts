@@ -1,0 +1,98 @@
+/**
+ * `limit: 0`: a limiter that refuses every request by itself. There is nothing to count, so it never asks
+ * the store, and the token-bucket maths (which divides by the limit) never sees a zero.
+ */
+import type { Decision, PolicyDecision } from '../decision.js';
+import { type Duration, formatDuration, parseDuration } from '../duration.js';
+import type { Limiter } from '../limiter.js';
+import type { Policy, ResolvedPolicy } from '../policy.js';
+import { describeValue } from '../value-checks.js';
+
+/**
+ * A value of the `limit` option, or of a `limit` function: a positive whole number, or 0 to refuse every
+ * request. Anything else is a `TypeError` naming `what`.
+ *
+ * @example
+ * limitOrZero(0, '@tollgate/express: limit'); // 0
+ */
+export function limitOrZero(value: unknown, what: string): number {
+  if (value === 0) return 0;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(
+      `${what} must be a positive whole number, or 0 to refuse every request; got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Whether `policies` is the policy of `limit: 0`. Only the `limit` option (or a `limit` function's result)
+ * may be 0; the policies of `createLimiter` and of the `policies` option keep positive limits.
+ */
+export function isZeroLimit(policies: Policy | readonly Policy[]): policies is Policy {
+  return !Array.isArray(policies) && (policies as Policy).limit === 0;
+}
+
+/**
+ * The policy of `limit: 0`, resolved: a bucket that holds nothing, named like any other (`'0-per-1m'`).
+ *
+ * @example
+ * resolveZeroLimit({ limit: 0, window: '1m' }, '@tollgate/express: ');
+ * // { name: '0-per-1m', limit: 0, windowMs: 60000, capacity: 0, capacityUnits: 0 }
+ */
+export function resolveZeroLimit(policy: Policy, prefix: string): ResolvedPolicy {
+  if (policy.burst !== undefined) {
+    throw new TypeError(
+      `${prefix}burst cannot be combined with limit 0, which refuses every request; leave burst out`,
+    );
+  }
+  const windowMs = parseDuration(policy.window as Duration, `${prefix}window`);
+  return Object.freeze({
+    name: `0-per-${formatDuration(windowMs)}`,
+    limit: 0,
+    windowMs,
+    capacity: 0,
+    capacityUnits: 0,
+  });
+}
+
+/**
+ * A {@link Limiter} for `limit: 0`: every `consume` and `peek` is denied as a cost no bucket can ever
+ * hold (`reason: 'cost-exceeds-capacity'`, `retryAfterMs: undefined`: no wait will do), so the 429
+ * carries no `Retry-After`. `refund` and `reset` have nothing to do.
+ *
+ * @example
+ * const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '1m' }, ''), store.clock);
+ * (await limiter.consume('anyone')).allowed; // false
+ */
+export function zeroLimiter(policy: ResolvedPolicy, clock: (() => number) | undefined): Limiter {
+  const now = clock ?? Date.now;
+  // A bucket of capacity 0 is always full: nothing left, nothing to wait for.
+  const state: PolicyDecision = Object.freeze({
+    policy: policy.name,
+    limit: 0,
+    windowMs: policy.windowMs,
+    capacity: 0,
+    remaining: 0,
+    resetMs: 0,
+    retryAfterMs: undefined,
+  });
+  const policies = Object.freeze([state]);
+  const refuse = async (_key: string, options?: { cost?: number }): Promise<Decision> => ({
+    allowed: false,
+    reason: 'cost-exceeds-capacity',
+    cost: options?.cost ?? 1,
+    retryAfterMs: undefined,
+    decidedBy: state,
+    policies,
+    decidedAtMs: now(),
+    degraded: false,
+  });
+  return {
+    policies: Object.freeze([policy]),
+    consume: refuse,
+    peek: refuse,
+    refund: async () => {},
+    reset: async () => {},
+  };
+}

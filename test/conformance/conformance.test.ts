@@ -1,11 +1,18 @@
 import { afterAll, describe, it } from 'vitest';
+import { NODE_REDIS_MAJORS } from '../harness/clients.js';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
 
 const kinds: StoreKind[] = [
   memoryKind(),
-  await redisKind('RedisStore'),
-  await redisKind('RedisStore on Cluster'),
+  await redisKind('Redis'),
+  await redisKind('Cluster'),
+  ...(await Promise.all(
+    NODE_REDIS_MAJORS.flatMap((major) => [
+      redisKind('Redis', `node-redis ${major}`),
+      redisKind('Cluster', `node-redis ${major}`),
+    ]),
+  )),
 ];
 
 afterAll(async () => {

@@ -1,7 +1,14 @@
 /** The stores the conformance table runs against, each with an injected clock and a way to see its keys. */
-import { MemoryStore, RedisStore, type Store } from '@tollgate/core';
+import { MemoryStore, type RedisClientLike, RedisStore, type Store } from '@tollgate/core';
 import type { Cluster, Redis } from 'ioredis';
-import { connectCluster, connectRedis, uniquePrefix } from '../harness/clients.js';
+import {
+  connectCluster,
+  connectNodeRedis,
+  connectNodeRedisCluster,
+  connectRedis,
+  type NodeRedisMajor,
+  uniquePrefix,
+} from '../harness/clients.js';
 import { type ManualClock, manualClock } from '../harness/manual-clock.js';
 
 /** A fresh store for one scenario, its clock, and what the scenario may ask of its storage. */
@@ -33,24 +40,41 @@ export function memoryKind(): StoreKind {
   };
 }
 
-export async function redisKind(name: 'RedisStore' | 'RedisStore on Cluster'): Promise<StoreKind> {
-  const client: Redis | Cluster = name === 'RedisStore' ? await connectRedis() : await connectCluster();
+/**
+ * A `RedisStore` on the test Redis or Cluster, through an ioredis client or a node-redis one. The keys are
+ * looked at through ioredis either way: the stores must write the same keys whichever client they use.
+ */
+export async function redisKind(
+  topology: 'Redis' | 'Cluster',
+  client: 'ioredis' | `node-redis ${NodeRedisMajor}` = 'ioredis',
+): Promise<StoreKind> {
+  const inspector: Redis | Cluster = topology === 'Redis' ? await connectRedis() : await connectCluster();
+  const nodeRedis = client === 'ioredis' ? undefined : await connectNodeRedisOf(topology, client);
+  const storeClient: RedisClientLike = nodeRedis ?? inspector;
+  const on = topology === 'Redis' ? '' : ' on Cluster';
   return {
-    name,
+    name: `RedisStore${on}${client === 'ioredis' ? '' : ` (${client})`}`,
     fixture() {
       const clock = manualClock();
       const prefix = uniquePrefix('conformance');
+      const keys = () => keysUnder(inspector, prefix);
       return {
-        store: new RedisStore({ client, prefix, clock: clock.now }),
+        store: new RedisStore({ client: storeClient, prefix, clock: clock.now }),
         clock,
-        storedKeys: async () => (await keysUnder(client, prefix)).length,
-        storedTtls: async () => Promise.all((await keysUnder(client, prefix)).map((key) => client.pttl(key))),
+        storedKeys: async () => (await keys()).length,
+        storedTtls: async () => Promise.all((await keys()).map((key) => inspector.pttl(key))),
       };
     },
     async close() {
-      client.disconnect();
+      inspector.disconnect();
+      await nodeRedis?.disconnect();
     },
   };
+}
+
+function connectNodeRedisOf(topology: 'Redis' | 'Cluster', client: `node-redis ${NodeRedisMajor}`) {
+  const major = Number(client.slice('node-redis '.length)) as NodeRedisMajor;
+  return topology === 'Redis' ? connectNodeRedis(major) : connectNodeRedisCluster(major);
 }
 
 async function keysUnder(client: Redis | Cluster, prefix: string): Promise<string[]> {

@@ -1,6 +1,7 @@
 /**
  * Exactness: many concurrent checks on one key admit exactly the limit, never one more — across
- * processes sharing one Redis, on a Redis Cluster, and in one process on the memory store.
+ * processes sharing one Redis or one Redis Cluster (through ioredis, node-redis 4 and node-redis 5), and
+ * in one process on the memory store.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -12,17 +13,18 @@ import { connectCluster, uniquePrefix } from '../harness/clients.js';
 const WORKER = fileURLToPath(new URL('./consume-worker.ts', import.meta.url));
 const POLICY = { limit: 100, window: '1h' } as const;
 
+/** The client a worker process uses. */
+type WorkerClient = 'ioredis' | 'node-redis-4' | 'node-redis-5';
+
 async function startWorker(
+  client: WorkerClient,
+  target: string,
   prefix: string,
   calls: number,
 ): Promise<{ child: ChildProcess; result: Promise<number> }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', WORKER, inject('redisUrl'), prefix, String(calls)],
-    {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, client, target, prefix, String(calls)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let output = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     output += chunk;
@@ -47,13 +49,36 @@ async function raceInProcess(store: Store, calls: number): Promise<number> {
   return decisions.filter((d) => d.allowed).length;
 }
 
+/** Four processes, each with its own client, fire 500 consumes each at one key at once; returns the allowed. */
+async function raceAcrossProcesses(clients: readonly WorkerClient[], target: string): Promise<number> {
+  const prefix = uniquePrefix('exactness');
+  const workers = await Promise.all(clients.map((client) => startWorker(client, target, prefix, 500)));
+  for (const { child } of workers) child.stdin?.write('go\n');
+  const allowed = await Promise.all(workers.map((w) => w.result));
+  return allowed.reduce((sum, n) => sum + n, 0);
+}
+
+const NODE_REDIS_WORKERS: readonly WorkerClient[] = [
+  'node-redis-4',
+  'node-redis-4',
+  'node-redis-5',
+  'node-redis-5',
+];
+
 describe('exactness under concurrency', () => {
   it('4 processes × 500 concurrent consumes on one Redis key admit exactly 100', async () => {
-    const prefix = uniquePrefix('exactness');
-    const workers = await Promise.all(Array.from({ length: 4 }, () => startWorker(prefix, 500)));
-    for (const { child } of workers) child.stdin?.write('go\n');
-    const allowed = await Promise.all(workers.map((w) => w.result));
-    expect(allowed.reduce((sum, n) => sum + n, 0)).toBe(100);
+    expect(await raceAcrossProcesses(['ioredis', 'ioredis', 'ioredis', 'ioredis'], inject('redisUrl'))).toBe(
+      100,
+    );
+  }, 60_000);
+
+  it('4 processes on node-redis 4 and 5 × 500 concurrent consumes on one Redis key admit exactly 100', async () => {
+    expect(await raceAcrossProcesses(NODE_REDIS_WORKERS, inject('redisUrl'))).toBe(100);
+  }, 60_000);
+
+  it('4 processes on node-redis 4 and 5 × 500 concurrent consumes on one Redis Cluster key admit exactly 100', async () => {
+    const cluster = `cluster:${JSON.stringify(inject('redisClusterNodes'))}`;
+    expect(await raceAcrossProcesses(NODE_REDIS_WORKERS, cluster)).toBe(100);
   }, 60_000);
 
   it('2,000 concurrent consumes on a Redis Cluster admit exactly 100', async () => {

@@ -1,8 +1,8 @@
 /** RedisStore behaviour beyond the conformance table: script cache loss, errors, the server clock, keys. */
 import { createLimiter, hashIdentity, RedisStore } from '@tollgate/core';
-import type { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
-import { connectCluster, connectRedis, uniquePrefix } from '../harness/clients.js';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { connectRedis, uniquePrefix } from '../harness/clients.js';
 
 const redis: Redis = await connectRedis();
 afterAll(() => redis.disconnect());
@@ -90,8 +90,32 @@ describe('RedisStore', () => {
     expect(keys.join()).not.toContain(apiKey);
   });
 
+  it.each([
+    [{}, 'enableOfflineQueue is on and maxRetriesPerRequest is 20, not 0'],
+    [{ enableOfflineQueue: false }, 'maxRetriesPerRequest is 20, not 0'],
+    [{ enableOfflineQueue: false, maxRetriesPerRequest: 0 }, undefined],
+  ])('warns about an ioredis client that would queue checks: %j', (options, why) => {
+    const lines: string[] = [];
+    const logger = { warn: (line: string) => lines.push(line), error: (line: string) => lines.push(line) };
+    const client = new Redis(inject('redisUrl'), { ...options, lazyConnect: true });
+    new RedisStore({ client, logger });
+    expect(lines).toEqual(
+      why === undefined
+        ? []
+        : [
+            `[TOLLGATE_REDIS_CLIENT_QUEUES] the Redis client would hold commands back and send them later (${why}). ` +
+              'Tollgate sends no check while the client is not connected, but a check caught by a dropped connection ' +
+              'may still reach Redis after it reconnects. Create the client with { enableOfflineQueue: false, maxRetriesPerRequest: 0 }.',
+          ],
+    );
+  });
+
   it('rejects bad options at construction', () => {
-    expect(() => new RedisStore({} as never)).toThrow(/needs \{ client \}/);
+    expect(() => new RedisStore({} as never)).toThrow(
+      new TypeError(
+        'RedisStore needs { client }: an ioredis Redis or Cluster, or a node-redis client or cluster',
+      ),
+    );
     expect(() => new RedisStore({ client: redis, prefix: 'a{b' })).toThrow(/prefix/);
     expect(() => new RedisStore({ client: redis, clock: 1 as never })).toThrow(/clock/);
   });

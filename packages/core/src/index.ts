@@ -44,5 +44,10 @@ export type { Policy, ResolvedPolicy } from './policy.js';
 export type { BucketMode, BucketRequest, BucketResult, Store } from './store.js';
 export { StoreUnavailableError } from './store-error.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory/memory-store.js';
-export type { RedisClientLike } from './stores/redis/redis-client.js';
+export type {
+  IoRedisClientLike,
+  NodeRedisClientLike,
+  NodeRedisClusterLike,
+  RedisClientLike,
+} from './stores/redis/redis-client.js';
 export { RedisStore, type RedisStoreOptions } from './stores/redis/redis-store.js';

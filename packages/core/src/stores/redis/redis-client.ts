@@ -1,117 +1,121 @@
 /**
- * What the Redis store needs from a client, and what it reads about one: whether it is connected, and
- * settings that would queue checks or let Redis evict live buckets.
+ * The Redis clients the store takes (ioredis and node-redis, as structural types: neither is a dependency)
+ * and the one internal interface their adapters give the store.
  */
 
 /**
- * The commands the store needs from a Redis client. An ioredis `Redis` or `Cluster` (v5 or v6) fits;
- * so does any client with the same three methods.
+ * An ioredis `Redis` or `Cluster` (v5 or v6), as far as the store uses it; so does any client with the
+ * same three methods.
  */
-export interface RedisClientLike {
+export interface IoRedisClientLike {
   evalsha(sha1: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
   del(...keys: string[]): Promise<unknown>;
-  /** ioredis: `'ready'` while connected. When present, no check is sent unless it is `'ready'`. */
+  /** `'ready'` while connected. When present, no check is sent unless it is `'ready'`. */
   readonly status?: string;
-  /** ioredis: the client's options, read once to warn about settings that queue commands. */
+  /** The client's options, read once to warn about settings that queue commands. */
   readonly options?: object;
-  /** ioredis: any command; used once to read the server's eviction policy. */
+  /** Any command; used once to read the server's eviction policy. */
   call?(command: string, ...args: (string | number)[]): Promise<unknown>;
-  /** ioredis: starts connecting a client made with `lazyConnect`. */
+  /** Starts connecting a client made with `lazyConnect`. */
   connect?(): Promise<unknown>;
-  /** ioredis: events, to learn when the first connection is ready. */
+  /** Events, to learn when the first connection is ready. */
   once?(event: 'ready', listener: () => void): unknown;
 }
 
-/** Statuses of an ioredis client that has not yet tried, or is still trying, to connect for the first time. */
-const STARTING = new Set(['wait', 'connecting', 'connect']);
+/**
+ * A node-redis client (`createClient()` of the `redis` package, v4 or v5), as far as the store uses it.
+ * Connect it yourself, as node-redis wants; until its first connection is ready, checks wait for it (up
+ * to their timeout).
+ */
+export interface NodeRedisClientLike {
+  /** Any command. The store sends EVALSHA, EVAL, DEL and, once, CONFIG GET through it. */
+  sendCommand(args: string[]): Promise<unknown>;
+  /** `true` from `connect()` on, until the client is closed. */
+  readonly isOpen: boolean;
+  /** `true` while connected. No check is sent unless it is. */
+  readonly isReady: boolean;
+  /** The client's options, read once to warn when its offline queue is on. */
+  readonly options?: { readonly disableOfflineQueue?: boolean | undefined } | undefined;
+  /** Events, to learn when the first connection is ready. */
+  once(event: 'ready', listener: () => void): unknown;
+}
+
+/** A node-redis cluster (`createCluster()` of the `redis` package, v4 or v5). Connect it yourself. */
+export interface NodeRedisClusterLike {
+  /** Any command, sent to the node that owns `firstKey` (any node without one). */
+  sendCommand(
+    firstKey: string | undefined,
+    isReadonly: boolean | undefined,
+    args: string[],
+  ): Promise<unknown>;
+  /** `true` from `connect()` on, until the cluster is closed. */
+  readonly isOpen: boolean;
+  /** The master nodes and their clients: no check is sent unless every one is connected. */
+  readonly masters: readonly { readonly client?: unknown }[];
+}
+
+/**
+ * The clients `RedisStore` takes, told apart at run time by their shape: an ioredis `Redis` or `Cluster`
+ * (v5, v6), or a node-redis client or cluster (v4, v5).
+ */
+export type RedisClientLike = IoRedisClientLike | NodeRedisClientLike | NodeRedisClusterLike;
 
 /**
  * Whether a check may go to Redis: at once (`'ready'`), after the first connection comes up
  * (`'starting'`: worth waiting for, as nothing is lost yet), or not at all (`'down'`: the connection was
- * lost, and a check sent now would only wait in a queue).
+ * lost, and a check sent now would only wait in a queue or fail).
  */
-export class Connection {
-  readonly #client: RedisClientLike;
-  #wasReady = false;
-  #firstReady: Promise<void> | undefined;
+export type ConnectionState = 'ready' | 'starting' | 'down';
 
-  constructor(client: RedisClientLike) {
-    this.#client = client;
-  }
+/** A Lua script and the SHA1 digest Redis caches it under. */
+export interface LuaScript {
+  readonly source: string;
+  readonly sha1: string;
+}
 
-  get state(): 'ready' | 'starting' | 'down' {
-    const { status } = this.#client;
-    if (status === undefined || status === 'ready') {
-      this.#wasReady = true;
-      return 'ready';
-    }
-    return !this.#wasReady && STARTING.has(status) && typeof this.#client.once === 'function'
-      ? 'starting'
-      : 'down';
-  }
-
-  /** Settles when the first connection is ready; starts a lazy client connecting. */
-  firstReady(): Promise<void> {
-    this.#firstReady ??= new Promise<void>((resolve) => {
-      this.#client.once?.('ready', resolve);
-      if (this.#client.status === 'wait') this.#client.connect?.().catch(() => {}); // errors go to 'error' listeners
-    });
-    return this.#firstReady;
-  }
+/** Why a client would hold commands back and send them later, and the options that stop it. */
+export interface Queueing {
+  readonly why: string;
+  readonly fix: string;
 }
 
 /**
- * Why this client would hold checks back and send them later, if it would: its offline queue, or
- * resending commands that were in flight when the connection dropped. `undefined` when it fails fast.
+ * The store's one view of a client, whichever library made it. The store's behaviour (nothing sent while
+ * disconnected, the breaker, deadlines, the setup warnings) is written once, against this.
  */
-export function queueingSettings(client: RedisClientLike): string | undefined {
-  const options = client.options as Record<string, unknown> | undefined;
-  if (options === undefined) return undefined;
-  const problems: string[] = [];
-  if (options.enableOfflineQueue !== false) problems.push('enableOfflineQueue is on');
-  // A Cluster's node connections never reconnect, so only a standalone client resends in-flight commands.
-  const isCluster = 'redisOptions' in options;
-  if (!isCluster && options.maxRetriesPerRequest !== 0 && options.autoResendUnfulfilledCommands !== false) {
-    problems.push(`maxRetriesPerRequest is ${String(options.maxRetriesPerRequest)}, not 0`);
-  }
-  return problems.length ? problems.join(' and ') : undefined;
+export interface RedisClientAdapter {
+  /** Runs `script` with one key: EVALSHA, and EVAL (which caches it again) only when Redis answers NOSCRIPT. */
+  runScript(script: LuaScript, key: string, args: readonly string[]): Promise<unknown>;
+  /** Deletes one key. */
+  del(key: string): Promise<unknown>;
+  /** Whether a check may go now; read before every call. */
+  state(): ConnectionState;
+  /** Settles when the first connection is ready; never rejects (the caller bounds the wait). */
+  firstReady(): Promise<void>;
+  /**
+   * What would make the client queue commands: `undefined` if it fails fast, `'unknown'` while it cannot
+   * tell (a node-redis cluster that has not connected yet).
+   */
+  queueing(): Queueing | undefined | 'unknown';
+  /** `CONFIG GET pattern` on some server, in the client's reply shape; rejects when it cannot ask. */
+  configGet(pattern: string): Promise<unknown>;
+  /** Whether `error` is Redis refusing one command (WRONGTYPE, OOM), rather than Redis out of reach. */
+  isReplyError(error: unknown): boolean;
 }
 
-/** Eviction policies under which Redis never drops a bucket that is still limiting someone first. */
-const SAFE_EVICTION_POLICIES = new Set(['noeviction', 'volatile-ttl']);
-
 /**
- * The server's `maxmemory-policy` when it may evict live buckets (every `allkeys-*`, and the `volatile-*`
- * policies other than `volatile-ttl`, since every Tollgate key has an expiry). `undefined` when it is
- * safe, when `maxmemory` is 0 (no limit), or when the server does not let us ask (managed services often
- * disable CONFIG).
+ * `evalsha()`, and `evalSource()` only when that failed with NOSCRIPT (the server lost its script cache:
+ * a restart, a failover, SCRIPT FLUSH). Any other error is the caller's: retrying would run a check twice.
  */
-export async function riskyEvictionPolicy(client: RedisClientLike): Promise<string | undefined> {
-  if (typeof client.call !== 'function') return undefined;
+export async function evalshaThenEval(
+  evalsha: () => Promise<unknown>,
+  evalSource: () => Promise<unknown>,
+): Promise<unknown> {
   try {
-    const config = configMap(await client.call('CONFIG', 'GET', 'maxmemory*'));
-    const policy = config.get('maxmemory-policy');
-    if (policy === undefined || config.get('maxmemory') === '0') return undefined;
-    return SAFE_EVICTION_POLICIES.has(policy) ? undefined : policy;
-  } catch {
-    return undefined;
+    return await evalsha();
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+    return evalSource();
   }
-}
-
-/** CONFIG GET's answer as a map: a flat array in RESP2, a map in RESP3. */
-function configMap(reply: unknown): Map<string, string> {
-  if (reply instanceof Map) return new Map([...reply].map(([k, v]) => [String(k), String(v)]));
-  const entries: [string, string][] = [];
-  if (Array.isArray(reply)) {
-    for (let i = 0; i + 1 < reply.length; i += 2) entries.push([String(reply[i]), String(reply[i + 1])]);
-  } else if (typeof reply === 'object' && reply !== null) {
-    for (const [k, v] of Object.entries(reply)) entries.push([k, String(v)]);
-  }
-  return new Map(entries);
-}
-
-/** Whether an error is Redis refusing one command (a reply error), rather than Redis being out of reach. */
-export function isReplyError(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ReplyError';
 }

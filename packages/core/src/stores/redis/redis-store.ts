@@ -8,21 +8,20 @@ import type { ResolvedPolicy } from '../../policy.js';
 import type { BucketRequest, BucketResult, Store } from '../../store.js';
 import { StoreUnavailableError } from '../../store-error.js';
 import { policySetKey } from '../policy-set-key.js';
+import { adaptRedisClient } from './adapt-client.js';
 import { CircuitBreaker } from './breaker.js';
-import {
-  Connection,
-  isReplyError,
-  queueingSettings,
-  type RedisClientLike,
-  riskyEvictionPolicy,
-} from './redis-client.js';
+import type { LuaScript, RedisClientAdapter, RedisClientLike } from './redis-client.js';
 import { ServerClockOffset } from './server-clock.js';
+import { checkEvictionPolicy, checkQueueing } from './setup-checks.js';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
   /**
-   * An ioredis `Redis` or `Cluster`. Create it to fail fast — `{ enableOfflineQueue: false,
-   * maxRetriesPerRequest: 0 }` — and give it an `'error'` listener; the store warns once otherwise.
+   * An ioredis `Redis` or `Cluster` (v5, v6), or a node-redis client or cluster (`createClient`,
+   * `createCluster`; v4, v5), told apart by their shape. Create it to fail fast — ioredis:
+   * `{ enableOfflineQueue: false, maxRetriesPerRequest: 0 }`; node-redis: `{ disableOfflineQueue: true }`
+   * (a cluster: in `defaults`) — and give it an `'error'` listener; the store warns once otherwise.
+   * Connect a node-redis client yourself (`await client.connect()`), as node-redis wants.
    */
   client: RedisClientLike;
   /** Put before every key, to keep Tollgate's keys apart. No `{` or `}`. Default: `'tollgate:'`. */
@@ -44,7 +43,10 @@ export interface RedisStoreOptions {
   warnings?: WarningSwitches;
 }
 
-const SCRIPT_SHA1 = createHash('sha1').update(TOKEN_BUCKET_LUA).digest('hex');
+const SCRIPT: LuaScript = {
+  source: TOKEN_BUCKET_LUA,
+  sha1: createHash('sha1').update(TOKEN_BUCKET_LUA).digest('hex'),
+};
 
 /** The script's first reply field when it ran past its deadline and changed nothing. */
 const EXPIRED = -1;
@@ -56,12 +58,20 @@ const EXPIRED = -1;
  *
  * It never queues: while the client is not connected, or its breaker is open, a check fails at once with
  * `StoreUnavailableError` (limiters then take their fallback). A check given up on after its timeout
- * carries a deadline on the server's clock, so if Redis runs it later it changes nothing.
+ * carries a deadline on the server's clock, so if Redis runs it later it changes nothing. ioredis and
+ * node-redis clients behave the same: each is seen through an adapter (`RedisClientAdapter`).
  *
  * @example
  * import { Redis } from 'ioredis';
  * const client = new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
  * client.on('error', (error) => log.warn(error));
+ * const store = new RedisStore({ client });
+ *
+ * @example
+ * import { createClient } from 'redis';
+ * const client = createClient({ url: process.env.REDIS_URL, disableOfflineQueue: true });
+ * client.on('error', (error) => log.warn(error));
+ * await client.connect();
  * const store = new RedisStore({ client });
  */
 export class RedisStore implements Store {
@@ -69,8 +79,7 @@ export class RedisStore implements Store {
   readonly enforcesTimeout = true;
   /** {@inheritDoc Store.clock} */
   readonly clock: (() => number) | undefined;
-  readonly #client: RedisClientLike;
-  readonly #connection: Connection;
+  readonly #client: RedisClientAdapter;
   readonly #prefix: string;
   readonly #policyArgs = new WeakMap<readonly ResolvedPolicy[], string[]>();
   readonly #warnings: Warnings;
@@ -78,6 +87,7 @@ export class RedisStore implements Store {
   readonly #watch = new DeadlineWatch();
   readonly #offset = new ServerClockOffset();
   #serverChecked = false;
+  #queueingChecked = false;
 
   constructor(options: RedisStoreOptions) {
     const {
@@ -88,8 +98,11 @@ export class RedisStore implements Store {
       logger = console,
       warnings = true,
     } = options ?? ({} as RedisStoreOptions);
-    if (typeof client?.evalsha !== 'function' || typeof client.eval !== 'function') {
-      throw new TypeError('RedisStore needs { client }: an ioredis Redis or Cluster instance');
+    const adapter = adaptRedisClient(client);
+    if (adapter === undefined) {
+      throw new TypeError(
+        'RedisStore needs { client }: an ioredis Redis or Cluster, or a node-redis client or cluster',
+      );
     }
     if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
       throw new TypeError(`RedisStore prefix must be a string without '{' or '}'; got ${String(prefix)}`);
@@ -100,8 +113,7 @@ export class RedisStore implements Store {
     if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function') {
       throw new TypeError('RedisStore logger must have warn and error methods');
     }
-    this.#client = client;
-    this.#connection = new Connection(client);
+    this.#client = adapter;
     this.#prefix = prefix;
     this.clock = clock;
     this.#warnings = new Warnings(logger, warnings);
@@ -119,15 +131,7 @@ export class RedisStore implements Store {
           `Redis answers again after ${(downForMs / 1000).toFixed(1)} s; ${fallbacks} checks took the fallback meanwhile`,
         ),
     });
-    const queueing = queueingSettings(client);
-    if (queueing !== undefined) {
-      this.#warnings.once(
-        'TOLLGATE_REDIS_CLIENT_QUEUES',
-        `the Redis client would hold commands back and send them later (${queueing}). Tollgate sends no check ` +
-          'while the client is not connected, but a check in flight when the connection drops may be sent again ' +
-          'after it reconnects. Create the client with { enableOfflineQueue: false, maxRetriesPerRequest: 0 }.',
-      );
-    }
+    this.#queueingChecked = checkQueueing(adapter, this.#warnings);
   }
 
   /** {@inheritDoc Store.update} */
@@ -137,8 +141,9 @@ export class RedisStore implements Store {
     let sentAtMs = 0;
     const reply = (await this.#call(timeoutMs, () => {
       sentAtMs = Date.now();
-      const args = [nowArg, this.#deadline(sentAtMs, timeoutMs), cost, mode, ...this.#argsOf(policies)];
-      return this.#runScript(storeKey, args);
+      const deadline = this.#deadline(sentAtMs, timeoutMs);
+      const args = [nowArg, deadline, String(cost), mode, ...this.#argsOf(policies)];
+      return this.#client.runScript(SCRIPT, storeKey, args);
     })) as unknown[];
     const status = Number(reply[0]);
     const nowMs = Number(reply[1]);
@@ -170,7 +175,7 @@ export class RedisStore implements Store {
    * longer wait for the next one.
    */
   async #firstConnection(timeoutMs: number | undefined): Promise<void> {
-    const ready = this.#connection.firstReady();
+    const ready = this.#client.firstReady();
     try {
       await (timeoutMs === undefined ? ready : this.#watch.watch(ready, timeoutMs));
     } catch (error) {
@@ -181,8 +186,8 @@ export class RedisStore implements Store {
 
   /** Sends through the breaker, gives up after `timeoutMs`, and records failures. */
   async #call(timeoutMs: number | undefined, send: () => Promise<unknown>): Promise<unknown> {
-    if (this.#connection.state === 'starting') await this.#firstConnection(timeoutMs);
-    if (!this.#breaker.admit(this.#connection.state === 'ready')) {
+    if (this.#client.state() === 'starting') await this.#firstConnection(timeoutMs);
+    if (!this.#breaker.admit(this.#client.state() === 'ready')) {
       throw new StoreUnavailableError('Redis is unavailable; the circuit breaker is open', {
         reported: true,
       });
@@ -192,22 +197,12 @@ export class RedisStore implements Store {
     } catch (error) {
       // Redis refusing one command (WRONGTYPE, OOM) counts towards the threshold; silence or a lost
       // connection opens the breaker at once.
-      const severe = !isReplyError(error);
+      const severe = !this.#client.isReplyError(error);
       const reason = error instanceof Error ? error.message : String(error);
       this.#breaker.failed(reason, severe);
       if (!severe) throw error;
       const message = error instanceof StoreUnavailableError ? reason : `Redis is unavailable: ${reason}`;
       throw new StoreUnavailableError(message, { cause: error, reported: true }); // the breaker logged it
-    }
-  }
-
-  /** EVALSHA; on NOSCRIPT only, EVAL (which also caches the script again). Any other error is the caller's. */
-  async #runScript(key: string, args: (string | number)[]): Promise<unknown> {
-    try {
-      return await this.#client.evalsha(SCRIPT_SHA1, 1, key, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return this.#client.eval(TOKEN_BUCKET_LUA, 1, key, ...args);
     }
   }
 
@@ -239,18 +234,11 @@ export class RedisStore implements Store {
     return args;
   }
 
-  /** Once, after the first answer: warns if Redis may evict live buckets. */
+  /** Once, after the first answer: warns if Redis may evict live buckets (or, late, if the client queues). */
   #checkServer(): void {
     this.#serverChecked = true;
-    void riskyEvictionPolicy(this.#client).then((policy) => {
-      if (policy === undefined) return;
-      this.#warnings.once(
-        'TOLLGATE_REDIS_EVICTION_POLICY',
-        `Redis runs with maxmemory-policy ${policy}: when memory is full it may evict buckets that are still ` +
-          'limiting someone, handing their clients fresh tokens. Use volatile-ttl (evicts the buckets closest to ' +
-          'full first) or noeviction (writes fail when full, and checks take the fallback).',
-      );
-    });
+    this.#queueingChecked ||= checkQueueing(this.#client, this.#warnings);
+    void checkEvictionPolicy(this.#client, this.#warnings);
   }
 }
 

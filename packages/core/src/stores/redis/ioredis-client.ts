@@ -1,0 +1,81 @@
+/** The store's adapter for ioredis `Redis` and `Cluster` (v5, v6), and for clients of the same shape. */
+import {
+  type ConnectionState,
+  evalshaThenEval,
+  type IoRedisClientLike,
+  type LuaScript,
+  type Queueing,
+  type RedisClientAdapter,
+} from './redis-client.js';
+
+/** Statuses of an ioredis client that has not yet tried, or is still trying, to connect for the first time. */
+const STARTING = new Set(['wait', 'connecting', 'connect']);
+
+/**
+ * An ioredis client as the store sees it. Its `status` says whether it is connected; `'reconnecting'`
+ * and the like mean a connection was lost. A client without `status` is taken as always connected.
+ */
+export class IoRedisAdapter implements RedisClientAdapter {
+  readonly #client: IoRedisClientLike;
+  #wasReady = false;
+  #firstReady: Promise<void> | undefined;
+
+  constructor(client: IoRedisClientLike) {
+    this.#client = client;
+  }
+
+  runScript({ sha1, source }: LuaScript, key: string, args: readonly string[]): Promise<unknown> {
+    return evalshaThenEval(
+      () => this.#client.evalsha(sha1, 1, key, ...args),
+      () => this.#client.eval(source, 1, key, ...args),
+    );
+  }
+
+  del(key: string): Promise<unknown> {
+    return this.#client.del(key);
+  }
+
+  state(): ConnectionState {
+    const { status } = this.#client;
+    if (status === undefined || status === 'ready') {
+      this.#wasReady = true;
+      return 'ready';
+    }
+    return !this.#wasReady && STARTING.has(status) && typeof this.#client.once === 'function'
+      ? 'starting'
+      : 'down';
+  }
+
+  /** Settles when the first connection is ready; starts a lazy client connecting, as its first command would. */
+  firstReady(): Promise<void> {
+    this.#firstReady ??= new Promise<void>((resolve) => {
+      this.#client.once?.('ready', resolve);
+      if (this.#client.status === 'wait') this.#client.connect?.().catch(() => {}); // errors go to 'error' listeners
+    });
+    return this.#firstReady;
+  }
+
+  /** Its offline queue, or resending commands that were in flight when the connection dropped. */
+  queueing(): Queueing | undefined {
+    const options = this.#client.options as Record<string, unknown> | undefined;
+    if (options === undefined) return undefined;
+    const problems: string[] = [];
+    if (options.enableOfflineQueue !== false) problems.push('enableOfflineQueue is on');
+    // A Cluster's node connections never reconnect, so only a standalone client resends in-flight commands.
+    const isCluster = 'redisOptions' in options;
+    if (!isCluster && options.maxRetriesPerRequest !== 0 && options.autoResendUnfulfilledCommands !== false) {
+      problems.push(`maxRetriesPerRequest is ${String(options.maxRetriesPerRequest)}, not 0`);
+    }
+    if (problems.length === 0) return undefined;
+    return { why: problems.join(' and '), fix: '{ enableOfflineQueue: false, maxRetriesPerRequest: 0 }' };
+  }
+
+  configGet(pattern: string): Promise<unknown> {
+    if (typeof this.#client.call !== 'function') return Promise.reject(new Error('the client has no call()'));
+    return this.#client.call('CONFIG', 'GET', pattern);
+  }
+
+  isReplyError(error: unknown): boolean {
+    return error instanceof Error && error.name === 'ReplyError';
+  }
+}

@@ -212,7 +212,10 @@ export const scenarios: Scenario[] = [
   },
 ];
 
-/** Creates the scenario's limiter on the fixture's store. */
+/**
+ * Creates the scenario's limiter on the fixture's store. A store error fails the scenario: taken by the
+ * insurance limiter, it would only show as a wrong count, and only sometimes.
+ */
 export function limiterFor(scenario: Scenario, fixture: StoreFixture): Limiter {
-  return createLimiter({ store: fixture.store, policies: scenario.policies });
+  return createLimiter({ store: fixture.store, policies: scenario.policies, onStoreError: 'throw' });
 }

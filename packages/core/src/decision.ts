@@ -24,8 +24,9 @@ export interface PolicyDecision {
 }
 
 /**
- * Why a decision came out as it did: `'allowed'`; `'limited'` (wait `retryAfterMs`); or
- * `'cost-exceeds-capacity'` (the cost is more than some bucket can ever hold: no wait will do).
+ * Why a decision came out as it did: `'allowed'`; `'limited'` (wait `retryAfterMs`, which is `undefined`
+ * only for the HTTP layer's `limit: 0`, where no wait will do); or `'cost-exceeds-capacity'` (the cost is
+ * more than some bucket can ever hold: no wait will do).
  */
 export type DecisionReason = 'allowed' | 'limited' | 'cost-exceeds-capacity';
 

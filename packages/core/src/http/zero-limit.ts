@@ -57,9 +57,10 @@ export function resolveZeroLimit(policy: Policy, prefix: string): ResolvedPolicy
 }
 
 /**
- * A {@link Limiter} for `limit: 0`: every `consume` and `peek` is denied as a cost no bucket can ever
- * hold (`reason: 'cost-exceeds-capacity'`, `retryAfterMs: undefined`: no wait will do), so the 429
- * carries no `Retry-After`. `refund` and `reset` have nothing to do.
+ * A {@link Limiter} for `limit: 0`: every `consume` and `peek` is `'limited'`, with `retryAfterMs`
+ * `undefined` since no wait will do, so the 429 carries no `Retry-After`. Not `'cost-exceeds-capacity'`:
+ * that is the request asking too much, this is the limiter refusing everyone, whatever the cost.
+ * `refund` and `reset` have nothing to do.
  *
  * @example
  * const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '1m' }, ''), store.clock);
@@ -80,7 +81,7 @@ export function zeroLimiter(policy: ResolvedPolicy, clock: (() => number) | unde
   const policies = Object.freeze([state]);
   const refuse = async (_key: string, options?: { cost?: number }): Promise<Decision> => ({
     allowed: false,
-    reason: 'cost-exceeds-capacity',
+    reason: 'limited',
     cost: options?.cost ?? 1,
     retryAfterMs: undefined,
     decidedBy: state,

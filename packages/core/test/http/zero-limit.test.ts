@@ -30,7 +30,7 @@ describe('limit: 0', () => {
       const { info } = limited(await limiter.check(CLIENT));
       expect(info.decision).toMatchObject({
         allowed: false,
-        reason: 'cost-exceeds-capacity',
+        reason: 'limited',
         retryAfterMs: undefined,
         decidedBy: { policy: '0-per-1m', limit: 0, capacity: 0, remaining: 0, resetMs: 0 },
       });

@@ -121,7 +121,7 @@ function expectRefused(response: TestResponse, policy: string): void {
   expect(response.status).toBe(429);
   expect(retryAfterSeconds(response)).toBeUndefined();
   expect(draft10(response, 'ratelimit-policy')).toMatchObject({ [policy]: { q: 0 } });
-  expect(draft10(response, 'ratelimit')).toMatchObject({ [policy]: { r: 0, t: 0 } });
+  expect(draft10(response, 'ratelimit')).toMatchObject({ [policy]: { r: 0 } });
   expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(jsonBody(response)).toEqual({
     type: QUOTA_EXCEEDED_TYPE,

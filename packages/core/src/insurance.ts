@@ -7,6 +7,8 @@ import { decide } from './decision.js';
 import { type ResolvedPolicy, resolvePolicies } from './policy.js';
 import type { BucketMode } from './store.js';
 import { MemoryStore } from './stores/memory/memory-store.js';
+import { rejectUnknownNames } from './unknown-names.js';
+import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
 
 /** Options of the insurance limiter. */
 export interface InsuranceOptions {
@@ -18,6 +20,22 @@ export interface InsuranceOptions {
   instances?: number;
   /** The most keys the insurance store holds. Default: `100_000`. */
   maxKeys?: number;
+}
+
+/**
+ * Checks insurance options, with defaults applied; throws a `TypeError` naming `what`.
+ *
+ * @example
+ * insuranceSettings({ instances: 4 }, 'insurance'); // { instances: 4, maxKeys: 100_000 }
+ */
+export function insuranceSettings(options: unknown, what: string): Required<InsuranceOptions> {
+  if (!isSettingsObject(options)) throw new TypeError(`${what} must be an object like { instances: 4 }`);
+  rejectUnknownNames(options, ['instances', 'maxKeys'], new Map(), `${what} has an unknown field`);
+  const { instances = 1, maxKeys = 100_000 } = options;
+  return {
+    instances: positiveWholeNumber(instances, `${what}.instances`),
+    maxKeys: positiveWholeNumber(maxKeys, `${what}.maxKeys`),
+  };
 }
 
 /** Decides checks in process memory; built on first use. */
@@ -38,13 +56,7 @@ export function insuranceFor(
   options: InsuranceOptions = {},
   clock?: () => number,
 ): Insurance {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('insurance must be an object like { instances: 4 }');
-  }
-  const { instances = 1, maxKeys = 100_000 } = options;
-  if (!Number.isSafeInteger(instances) || instances <= 0) {
-    throw new TypeError(`insurance.instances must be a positive whole number; got ${String(instances)}`);
-  }
+  const { instances, maxKeys } = insuranceSettings(options, 'insurance');
   const share = (tokens: number) => Math.max(1, Math.floor(tokens / instances));
   const shared = resolvePolicies(
     policies.map(({ name, limit, windowMs, capacity }) => ({

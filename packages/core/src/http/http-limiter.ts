@@ -3,7 +3,7 @@
  * and from a limited request to its 429 answer. Adapters add only the framework's reading and writing.
  */
 import type { Decision } from '../decision.js';
-import { createLimiter, type Limiter } from '../limiter.js';
+import { createLimiter, type Limiter, type OnStoreError, type StoreErrorAction } from '../limiter.js';
 import type { Policy } from '../policy.js';
 import { StoreUnavailableError } from '../store-error.js';
 import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
@@ -13,6 +13,7 @@ import {
   type RateLimitOptions,
   type ResolvedRateLimitOptions,
   resolveRateLimitOptions,
+  type StoreFailureAnswer,
 } from './options.js';
 import type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
 import { PROBLEM_JSON, quotaExceededProblem } from './problem.js';
@@ -56,7 +57,16 @@ export function createHttpLimiter<Req>(
 ): HttpLimiter<Req> {
   const config = resolveRateLimitOptions(options, settings);
   const warnings = new Warnings(config.logger, config.warnings);
-  const limiterFor = boundLimiters(config);
+  const staticAnswer = typeof config.onStoreError === 'function' ? undefined : config.onStoreError;
+  const answerOf = typeof config.onStoreError === 'function' ? config.onStoreError : undefined;
+
+  /** Logs a store failure (unless the store reported it already) and tells the core what to do. */
+  function failed(error: unknown, answer: StoreFailureAnswer): StoreErrorAction {
+    if (!(error instanceof StoreUnavailableError && error.reported)) warnings.storeError(error, answer);
+    return answer === 'insurance' ? 'insurance' : 'throw';
+  }
+
+  const limiterFor = boundLimiters(config, staticAnswer && ((error) => failed(error, staticAnswer)));
   let proxyWarningDue = true;
 
   async function keyOf(request: Req): Promise<string> {
@@ -116,14 +126,25 @@ export function createHttpLimiter<Req>(
           : config.cost;
       const bound = await limiterFor(request);
       let decision: Decision;
+      let chosen: StoreFailureAnswer | undefined;
       try {
-        decision = await bound.limiter.consume(identity, { cost });
+        decision = await bound.limiter.consume(
+          identity,
+          answerOf === undefined
+            ? { cost }
+            : {
+                cost,
+                onStoreError: async (error) => {
+                  chosen = storeFailureAnswer(await answerOf(error, request), settings.adapter);
+                  return failed(error, chosen);
+                },
+              },
+        );
       } catch (error) {
-        if (error instanceof TypeError || error instanceof RangeError) throw error;
-        // An unavailable store reports its incidents itself, once each; other failures are logged here.
-        if (!(error instanceof StoreUnavailableError && error.reported))
-          warnings.storeError(error, config.failOpen);
-        return config.failOpen ? SKIPPED : { kind: 'error', headers: {}, error };
+        // The store failed and the answer is to pass or to fail; anything else is the app's error.
+        const answer = chosen ?? staticAnswer;
+        if (answer !== 'allow' && answer !== 'deny') throw error;
+        return answer === 'allow' ? SKIPPED : { kind: 'error', headers: {}, error };
       }
       const info: RateLimitInfo = { limiter: config.name, decision };
       const headers = bound.writeHeaders(decision);
@@ -154,6 +175,7 @@ export function createHttpLimiter<Req>(
  */
 function boundLimiters<Req>(
   config: ResolvedRateLimitOptions<Req>,
+  onStoreError: OnStoreError | undefined,
 ): (request: Req) => BoundLimiter | Promise<BoundLimiter> {
   const bind = (policies: Policy | readonly Policy[]): BoundLimiter => {
     const limiter = createLimiter({
@@ -161,7 +183,9 @@ function boundLimiters<Req>(
       policies,
       namespace: config.name,
       timeout: config.timeoutMs ?? false,
-      onStoreError: 'throw',
+      ...(onStoreError ? { onStoreError } : {}),
+      ...(config.insurance ? { insurance: config.insurance } : {}),
+      ...(config.denyCache !== undefined ? { denyCache: config.denyCache } : {}),
     });
     return {
       limiter,
@@ -183,6 +207,14 @@ function boundLimiters<Req>(
     }
     return bound;
   };
+}
+
+/** What the app's `onStoreError` function answered, checked. */
+function storeFailureAnswer(answer: unknown, adapter: string): StoreFailureAnswer {
+  if (answer === 'insurance' || answer === 'allow' || answer === 'deny') return answer;
+  throw new TypeError(
+    `${adapter}: the onStoreError function must return 'insurance', 'allow' or 'deny'; got ${String(answer)}`,
+  );
 }
 
 function checkedCost(cost: unknown, adapter: string): number {

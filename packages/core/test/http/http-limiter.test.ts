@@ -364,7 +364,7 @@ describe('warning switches', () => {
     await limiter.check({ socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '198.51.100.9' } });
     await limiter.check({ ip: '10.0.0.2', socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '1.2.3.4' } });
     const failing = setup({ warnings: false, store: failingStore(new Error('down')) });
-    expect((await failing.limiter.check(CLIENT)).kind).toBe('skipped');
+    expect((await failing.limiter.check(CLIENT)).kind).toBe('allowed');
     expect([...warnings, ...errors, ...failing.warnings, ...failing.errors]).toEqual([]);
   });
 
@@ -384,35 +384,51 @@ describe('warning switches', () => {
       store: failingStore(new Error('down')),
       warnings: { TOLLGATE_STORE_ERROR: false },
     });
-    expect((await limiter.check(CLIENT)).kind).toBe('skipped');
+    expect((await limiter.check(CLIENT)).kind).toBe('allowed');
     expect(errors).toEqual([]);
   });
 });
 
 describe('store failures', () => {
-  it('lets the request through and logs TOLLGATE_STORE_ERROR when the store fails, by default', async () => {
+  it('decides on the per-process insurance limiter by default, with headers, and logs once', async () => {
     const store = failingStore(new Error('ECONNREFUSED 127.0.0.1:6379'));
     const { limiter, errors, warnings } = setup({ store });
-    expect(await limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
-    expect(store.calls).toBe(1);
+    const first = expectKind(await limiter.check(CLIENT), 'allowed');
+    expect(first.info.decision.degraded).toBe(true);
+    expect(rateLimitOf(first)['2-per-1m']).toMatchObject({ r: 1 });
+    expectKind(await limiter.check(CLIENT), 'allowed');
+    const limited = expectKind(await limiter.check(CLIENT), 'limited');
+    expect(limited.headers['Retry-After']).toBe('30');
+    expect(store.calls).toBe(3);
     expect(errors).toEqual([
-      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: ECONNREFUSED 127.0.0.1:6379',
+      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests are limited by the per-process insurance limiter: ECONNREFUSED 127.0.0.1:6379',
     ]);
     expect(warnings).toEqual([]);
   });
 
-  it('logs one line for failures in a row', async () => {
-    const store = failingStore(new Error('down'));
-    const { limiter, errors } = setup({ store, failOpen: true });
-    expect((await limiter.check(CLIENT)).kind).toBe('skipped');
-    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('skipped');
-    expect(store.calls).toBe(2);
-    expect(errors).toHaveLength(1);
+  it('divides the insurance limit among instances', async () => {
+    const { limiter } = setup({
+      store: failingStore(new Error('down')),
+      limit: 10,
+      insurance: { instances: 4 },
+    });
+    const kinds = [];
+    for (let i = 0; i < 4; i++) kinds.push((await limiter.check(CLIENT)).kind);
+    expect(kinds).toEqual(['allowed', 'allowed', 'limited', 'limited']); // 10 / 4 → 2 here
   });
 
-  it("hands the store's error to the framework with failOpen: false", async () => {
+  it("lets the request through without headers with onStoreError: 'allow', logging one line for a run", async () => {
+    const store = failingStore(new Error('down'));
+    const { limiter, errors } = setup({ store, onStoreError: 'allow' });
+    expect(await limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
+    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('skipped');
+    expect(store.calls).toBe(2);
+    expect(errors).toEqual(['[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: down']);
+  });
+
+  it("hands the store's error to the framework with onStoreError: 'deny'", async () => {
     const failure = new Error('READONLY You cannot write against a read only replica.');
-    const { limiter, errors } = setup({ store: failingStore(failure), failOpen: false });
+    const { limiter, errors } = setup({ store: failingStore(failure), onStoreError: 'deny' });
     expect(await limiter.check(CLIENT)).toEqual({ kind: 'error', headers: {}, error: failure });
     expect((await limiter.check(CLIENT)) as { error: unknown }).toHaveProperty('error', failure);
     expect(errors).toEqual([
@@ -420,25 +436,73 @@ describe('store failures', () => {
     ]);
   });
 
+  it('keeps failOpen as the older spelling of allow and deny', async () => {
+    const open = setup({ store: failingStore(new Error('down')), failOpen: true });
+    expect(await open.limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
+    const closed = setup({ store: failingStore(new Error('down')), failOpen: false });
+    expect((await closed.limiter.check(CLIENT)).kind).toBe('error');
+    expect(() => setup({ failOpen: true, onStoreError: 'allow' })).toThrow(/either onStoreError or failOpen/);
+  });
+
+  it('asks an onStoreError function per failure, with the error and the request', async () => {
+    const failure = new Error('down');
+    const seen: unknown[] = [];
+    const { limiter } = setup({
+      store: failingStore(failure),
+      onStoreError: async (error, request) => {
+        seen.push(error);
+        return request.headers?.['x-admin'] ? 'allow' : request.ip === CLIENT.ip ? 'deny' : 'insurance';
+      },
+    });
+    expect((await limiter.check({ ...CLIENT, headers: { 'x-admin': '1' } })).kind).toBe('skipped');
+    expect((await limiter.check(CLIENT)).kind).toBe('error');
+    expect(expectKind(await limiter.check(OTHER_CLIENT), 'allowed').info.decision.degraded).toBe(true);
+    expect(seen).toEqual([failure, failure, failure]);
+  });
+
+  it('hands a bad answer of the onStoreError function to the framework as the app bug it is', async () => {
+    const { limiter } = setup({
+      store: failingStore(new Error('down')),
+      onStoreError: () => 'open' as never,
+    });
+    await expect(limiter.check(CLIENT)).rejects.toThrow(/onStoreError function must return/);
+  });
+
+  it.each([
+    ['open', /onStoreError must be 'insurance', 'allow', 'deny' or a function/],
+    [true, /onStoreError must be/],
+  ])('rejects onStoreError %j at construction', (value, message) => {
+    expect(() => setup({ onStoreError: value as never })).toThrow(message);
+  });
+
+  it.each([
+    [{ insurance: { instances: 0 } }, /insurance.instances must be a positive whole number/],
+    [{ insurance: { instance: 2 } }, /insurance has an unknown field 'instance'/],
+    [{ denyCache: true }, /denyCache must be false or an object/],
+    [{ denyCache: { maxKeys: -1 } }, /denyCache.maxKeys must be a positive whole number/],
+  ])('rejects %j at construction', (options, message) => {
+    expect(() => setup(options as never)).toThrow(message);
+  });
+
   it('logs a store failure that is not an Error by its text', async () => {
     const store = { update: () => Promise.reject('NOSCRIPT'), reset: async () => {} };
-    const { limiter, errors } = setup({ store });
+    const { limiter, errors } = setup({ store, onStoreError: 'allow' });
     expect((await limiter.check(CLIENT)).kind).toBe('skipped');
     expect(errors).toEqual([
       '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: NOSCRIPT',
     ]);
   });
 
-  it('gives up on a store that does not answer within the timeout, then fails open', async () => {
+  it('gives up on a store that does not answer within the timeout, then takes the insurance', async () => {
     const { limiter, errors } = setup({ store: silentStore(), timeout: 20 });
-    expect(await limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
+    expect(expectKind(await limiter.check(CLIENT), 'allowed').info.decision.degraded).toBe(true);
     expect(errors).toEqual([
-      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: rate-limit store did not answer within 20 ms',
+      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests are limited by the per-process insurance limiter: rate-limit store did not answer within 20 ms',
     ]);
   });
 
-  it('hands the timeout to the framework with failOpen: false', async () => {
-    const { limiter } = setup({ store: silentStore(), timeout: '20ms', failOpen: false });
+  it("hands the timeout to the framework with onStoreError: 'deny'", async () => {
+    const { limiter } = setup({ store: silentStore(), timeout: '20ms', onStoreError: 'deny' });
     const outcome = expectKind(await limiter.check(CLIENT), 'error');
     expect(outcome.error).toBeInstanceOf(Error);
     expect((outcome.error as Error).message).toBe('rate-limit store did not answer within 20 ms');

@@ -4,7 +4,7 @@ import { type Duration, parseDuration } from '../duration.js';
 import { MemoryStore } from '../memory-store.js';
 import { type Policy, resolvePolicies } from '../policy.js';
 import type { Store } from '../store.js';
-import { HEADER_PROFILES, type HeaderProfile } from './headers.js';
+import { DEFAULT_HEADER_PROFILE, HEADER_PROFILES, type HeaderProfile } from './headers.js';
 import type { RateLimitInfo } from './outcome.js';
 import { byIp, type KeyFunction } from './request-keys.js';
 import type { Logger, WarningSwitches } from './warnings.js';
@@ -49,7 +49,7 @@ export interface RateLimitOptions<Req> {
   cost?: PerRequest<Req, number>;
   /** Requests for which this returns true are not limited and get no headers. */
   skip?: (request: Req) => boolean | Promise<boolean>;
-  /** The standard header profile. Default: `'draft-10'` (see `HeaderProfile`). */
+  /** The standard header profile. Default: `'draft-11'` (see `HeaderProfile`). */
   headers?: HeaderProfile;
   /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (reset as Unix epoch seconds). Default: `false`. */
   legacyHeaders?: boolean;
@@ -177,10 +177,10 @@ export function resolveRateLimitOptions<Req>(
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
     throw new TypeError(`${where}: name must be 1–64 letters, digits or '_ . : -'; got ${String(name)}`);
   }
-  const headers = options.headers ?? 'draft-10';
+  const headers = options.headers ?? DEFAULT_HEADER_PROFILE;
   if (!HEADER_PROFILES.includes(headers)) {
     throw new TypeError(
-      `${where}: headers must be 'draft-10', 'draft-7', 'draft-6' or false; got ${String(headers)}`,
+      `${where}: headers must be 'draft-10' or 'draft-11' (the same fields), 'draft-7', 'draft-6' or false; got ${String(headers)}`,
     );
   }
   const logger = options.logger ?? settings.logger ?? console;

@@ -16,7 +16,7 @@ import {
   type StoreFailureAnswer,
 } from './options.js';
 import type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
-import { PROBLEM_JSON, quotaExceededProblem } from './problem.js';
+import { PROBLEM_JSON, problemDetails, refusalStatus } from './problem.js';
 import { RateLimitError } from './rate-limit-error.js';
 import type { RequestAccess } from './request-keys.js';
 import { Warnings } from './warnings.js';
@@ -27,7 +27,10 @@ export interface HttpLimiter<Req> {
   readonly name: string;
   /** Decides a request: skip, allow or limit, with the headers to send. Charges the store once per call. */
   check(request: Req): Promise<RateLimitOutcome>;
-  /** The 429 answer for a limited request: the `message` option, else RFC 9457 problem details. */
+  /**
+   * The answer to a limited request: 429, or 403 when its cost exceeds a capacity; the body is the
+   * `message` option, else RFC 9457 problem details.
+   */
   rejection(request: Req, info: RateLimitInfo): Promise<RateLimitRejection>;
 }
 
@@ -148,23 +151,22 @@ export function createHttpLimiter<Req>(
       }
       const info: RateLimitInfo = { limiter: config.name, decision };
       const headers = bound.writeHeaders(decision);
-      if (decision.allowed) return { kind: 'allowed', headers, info };
-      if (config.throwOnLimit) return { kind: 'error', headers, error: new RateLimitError(headers, info) };
-      return { kind: 'limited', headers, info };
+      const profile = config.headers;
+      if (decision.allowed) return { kind: 'allowed', headers, profile, info };
+      if (config.throwOnLimit)
+        return { kind: 'error', headers, profile, error: new RateLimitError(headers, info) };
+      return { kind: 'limited', headers, profile, info };
     },
 
     async rejection(request, info) {
+      const status = refusalStatus(info.decision);
       const message =
         typeof config.message === 'function' ? await config.message(request, info) : config.message;
       if (typeof message === 'string')
-        return { status: 429, contentType: 'text/plain; charset=utf-8', body: message };
+        return { status, contentType: 'text/plain; charset=utf-8', body: message };
       if (message !== undefined)
-        return { status: 429, contentType: 'application/json; charset=utf-8', body: JSON.stringify(message) };
-      return {
-        status: 429,
-        contentType: `${PROBLEM_JSON}; charset=utf-8`,
-        body: JSON.stringify(quotaExceededProblem(info.decision)),
-      };
+        return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(message) };
+      return { status, contentType: PROBLEM_JSON, body: JSON.stringify(problemDetails(info.decision)) };
     },
   };
 }

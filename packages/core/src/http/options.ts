@@ -60,7 +60,7 @@ export interface RateLimitOptions<Req> {
   cost?: PerRequest<Req, number>;
   /** Requests for which this returns true are not limited and get no headers. */
   skip?: (request: Req) => boolean | Promise<boolean>;
-  /** The standard header profile. Default: `'draft-10'` (see `HeaderProfile`). */
+  /** The standard header profile. Default: `'draft-11'` (see `HeaderProfile`). */
   headers?: HeaderProfile;
   /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (reset as Unix epoch seconds). Default: `false`. */
   legacyHeaders?: boolean;

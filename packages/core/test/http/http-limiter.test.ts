@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createHttpLimiter } from '../../src/http/http-limiter.js';
 import type { RateLimitOptions } from '../../src/http/options.js';
 import type { RateLimitInfo, RateLimitOutcome } from '../../src/http/outcome.js';
-import { QUOTA_EXCEEDED_TYPE } from '../../src/http/problem.js';
+import { COST_EXCEEDS_CAPACITY_TYPE, QUOTA_EXCEEDED_TYPE } from '../../src/http/problem.js';
 import { RateLimitError } from '../../src/http/rate-limit-error.js';
 import { byApiKey } from '../../src/http/request-keys.js';
 import {
@@ -78,7 +78,8 @@ describe('check', () => {
     await limiter.check(CLIENT);
     const limited = expectKind(await limiter.check(CLIENT), 'limited');
     expect(limited.headers['Retry-After']).toBe('30');
-    expect(rateLimitOf(limited)).toEqual({ '2-per-1m': { r: 0, t: 60 } });
+    // t: the next token, 30 s away (draft-10/11), not the full bucket, 60 s away (draft-09's meaning).
+    expect(rateLimitOf(limited)).toEqual({ '2-per-1m': { r: 0, t: 30 } });
     expect(limited.info.decision).toMatchObject({ allowed: false, reason: 'limited', retryAfterMs: 30_000 });
     expect((await limiter.check(OTHER_CLIENT)).kind).toBe('allowed');
     clock.nowMs += 30_000; // one token back: the limited request took none
@@ -107,9 +108,29 @@ describe('check', () => {
     expect(error.info.decision).toMatchObject({ allowed: false, retryAfterMs: 30_000 });
   });
 
+  it('hands a 403 RateLimitError of its own code with throwOnLimit when no wait will do', async () => {
+    const { limiter } = setup({ throwOnLimit: true, cost: 3 });
+    const outcome = expectKind(await limiter.check(CLIENT), 'error');
+    expect(outcome.error).toMatchObject({
+      name: 'RateLimitError',
+      status: 403,
+      statusCode: 403,
+      expose: true,
+      code: 'TOLLGATE_COST_EXCEEDS_CAPACITY',
+    });
+    expect(outcome.headers).not.toHaveProperty('Retry-After');
+  });
+
+  it('tells adapters the header profile of every outcome with headers', async () => {
+    expect(expectKind(await setup().limiter.check(CLIENT), 'allowed').profile).toBe('draft-11');
+    expect(expectKind(await setup({ headers: 'draft-6' }).limiter.check(CLIENT), 'allowed').profile).toBe(
+      'draft-6',
+    );
+  });
+
   it('charges a number cost', async () => {
     const { limiter } = setup({ limit: 5, cost: 2 });
-    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 3, t: 24 } });
+    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 3, t: 12 } });
     await limiter.check(CLIENT);
     expect((await limiter.check(CLIENT)).kind).toBe('limited');
   });
@@ -120,9 +141,9 @@ describe('check', () => {
       cost: async (request) => Number(request.headers?.['x-batch-size'] ?? 1),
     });
     expect(rateLimitOf(await limiter.check({ ...CLIENT, headers: { 'x-batch-size': '4' } }))).toEqual({
-      '5-per-1m': { r: 1, t: 48 },
+      '5-per-1m': { r: 1, t: 12 },
     });
-    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 0, t: 60 } });
+    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 0, t: 12 } });
   });
 
   it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY, '2', undefined])(
@@ -153,7 +174,7 @@ describe('check', () => {
     expect((await limiter.check(free)).kind).toBe('limited');
     const proOutcomes = [await limiter.check(pro), await limiter.check(pro), await limiter.check(pro)];
     expect(proOutcomes.map((outcome) => outcome.kind)).toEqual(['allowed', 'allowed', 'allowed']);
-    expect(rateLimitOf(proOutcomes[2] as RateLimitOutcome)).toEqual({ '3-per-1m': { r: 0, t: 60 } });
+    expect(rateLimitOf(proOutcomes[2] as RateLimitOutcome)).toEqual({ '3-per-1m': { r: 0, t: 20 } });
     expect((await limiter.check(pro)).kind).toBe('limited');
     expect((await limiter.check(free)).kind).toBe('limited');
   });
@@ -209,7 +230,7 @@ describe('rejection', () => {
     const { limiter } = setup();
     const info = await limitedInfo(limiter, CLIENT);
     const rejection = await limiter.rejection(CLIENT, info);
-    expect(rejection).toMatchObject({ status: 429, contentType: 'application/problem+json; charset=utf-8' });
+    expect(rejection).toMatchObject({ status: 429, contentType: 'application/problem+json' });
     expect(JSON.parse(rejection.body)).toEqual({
       type: QUOTA_EXCEEDED_TYPE,
       title: 'Request cannot be satisfied as assigned quota has been exceeded',
@@ -265,12 +286,29 @@ describe('rejection', () => {
     ]);
   });
 
-  it('says in the default body that no wait will do when the cost exceeds the capacity', async () => {
+  it('answers 403 cost-exceeds-capacity problem details when no wait will do', async () => {
     const { limiter } = setup({ cost: 5 });
     const limited = expectKind(await limiter.check(CLIENT), 'limited');
-    const body = JSON.parse((await limiter.rejection(CLIENT, limited.info)).body);
-    expect(body.detail).toBe("This request costs 5 tokens, more than policy '2-per-1m' can ever hold (2).");
-    expect(body['violated-policies']).toEqual(['2-per-1m']);
+    const rejection = await limiter.rejection(CLIENT, limited.info);
+    expect(rejection).toMatchObject({ status: 403, contentType: 'application/problem+json' });
+    expect(JSON.parse(rejection.body)).toEqual({
+      type: COST_EXCEEDS_CAPACITY_TYPE,
+      title: 'Request costs more than a quota policy can ever allow',
+      status: 403,
+      detail: "This request costs 5 tokens, more than policy '2-per-1m' can ever hold (2).",
+      'violated-policies': ['2-per-1m'],
+      cost: 5,
+    });
+  });
+
+  it('answers 403 with the message option too when no wait will do', async () => {
+    const { limiter } = setup({ cost: 5, message: 'Too big.' });
+    const limited = expectKind(await limiter.check(CLIENT), 'limited');
+    expect(await limiter.rejection(CLIENT, limited.info)).toEqual({
+      status: 403,
+      contentType: 'text/plain; charset=utf-8',
+      body: 'Too big.',
+    });
   });
 });
 
@@ -287,7 +325,7 @@ describe('requests without a key', () => {
   });
 
   it('limits requests the key function found nothing for by client IP, and warns TOLLGATE_MISSING_KEY once', async () => {
-    const { limiter, warnings } = setup({ key: byApiKey() });
+    const { limiter, warnings } = setup({ key: byApiKey({ verify: (key) => key === 'k' }) });
     expect((await limiter.check(CLIENT)).kind).toBe('allowed');
     expect((await limiter.check(CLIENT)).kind).toBe('allowed');
     expect((await limiter.check(CLIENT)).kind).toBe('limited');

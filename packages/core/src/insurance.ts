@@ -40,6 +40,8 @@ export function insuranceSettings(options: unknown, what: string): Required<Insu
 
 /** Decides checks in process memory; built on first use. */
 export interface Insurance {
+  /** The policies it decides by: the limiter's, each limit and burst divided by `instances`. */
+  readonly policies: readonly ResolvedPolicy[];
   decide(owner: string, cost: number, mode: BucketMode): Promise<Decision>;
 }
 
@@ -69,6 +71,7 @@ export function insuranceFor(
   const smallestCapacity = Math.min(...shared.map((p) => p.capacity));
   let store: MemoryStore | undefined;
   return {
+    policies: shared,
     async decide(owner, cost, mode) {
       store ??= new MemoryStore({ maxKeys, ...(clock ? { clock } : {}) });
       const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;

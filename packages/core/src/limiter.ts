@@ -63,6 +63,11 @@ export interface ConsumeOptions {
 export interface Limiter {
   /** The policies, validated and resolved. */
   readonly policies: readonly ResolvedPolicy[];
+  /**
+   * The policies of the insurance limiter, which decides when the store fails (`decision.degraded`):
+   * the same, with each limit and burst divided by `insurance.instances`.
+   */
+  readonly insurancePolicies: readonly ResolvedPolicy[];
   /** Charges `cost` to every policy if all have it (then `allowed`), else charges nothing. */
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
   /** Answers as `consume` would, charging nothing. */
@@ -139,6 +144,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   return {
     policies,
+    insurancePolicies: insurance.policies,
     consume: (key, opts) => run(key, opts?.cost, 'consume', opts?.onStoreError ?? onStoreError),
     peek: (key, opts) => run(key, opts?.cost, 'peek', opts?.onStoreError ?? onStoreError),
     async refund(key, cost) {

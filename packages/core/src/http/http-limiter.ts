@@ -38,6 +38,8 @@ export interface HttpLimiter<Req> {
 interface BoundLimiter {
   readonly limiter: Limiter;
   readonly writeHeaders: HeaderWriter;
+  /** For degraded decisions: the insurance limiter's policies. */
+  readonly writeDegradedHeaders: HeaderWriter;
 }
 
 const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
@@ -150,7 +152,7 @@ export function createHttpLimiter<Req>(
         return answer === 'allow' ? SKIPPED : { kind: 'error', headers: {}, error };
       }
       const info: RateLimitInfo = { limiter: config.name, decision };
-      const headers = bound.writeHeaders(decision);
+      const headers = (decision.degraded ? bound.writeDegradedHeaders : bound.writeHeaders)(decision);
       const profile = config.headers;
       if (decision.allowed) return { kind: 'allowed', headers, profile, info };
       if (config.throwOnLimit)
@@ -189,10 +191,15 @@ function boundLimiters<Req>(
       ...(config.insurance ? { insurance: config.insurance } : {}),
       ...(config.denyCache !== undefined ? { denyCache: config.denyCache } : {}),
     });
-    return {
-      limiter,
-      writeHeaders: createHeaderWriter(config.headers, config.legacyHeaders, limiter.policies),
-    };
+    const writeHeaders = createHeaderWriter(config.headers, config.legacyHeaders, limiter.policies);
+    // A degraded decision is the insurance's: its headers advertise the insurance's own quota.
+    const sameQuota = limiter.insurancePolicies.every(
+      (p, i) => p.limit === limiter.policies[i]?.limit && p.capacity === limiter.policies[i]?.capacity,
+    );
+    const writeDegradedHeaders = sameQuota
+      ? writeHeaders
+      : createHeaderWriter(config.headers, config.legacyHeaders, limiter.insurancePolicies);
+    return { limiter, writeHeaders, writeDegradedHeaders };
   };
   const { policies, policyOf } = config;
   if (policies !== undefined) {

@@ -444,15 +444,18 @@ describe('store failures', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('divides the insurance limit among instances', async () => {
+  it('divides the insurance limit among instances, and says so in its headers', async () => {
     const { limiter } = setup({
       store: failingStore(new Error('down')),
       limit: 10,
       insurance: { instances: 4 },
     });
-    const kinds = [];
-    for (let i = 0; i < 4; i++) kinds.push((await limiter.check(CLIENT)).kind);
-    expect(kinds).toEqual(['allowed', 'allowed', 'limited', 'limited']); // 10 / 4 → 2 here
+    const outcomes: RateLimitOutcome[] = [];
+    for (let i = 0; i < 4; i++) outcomes.push(await limiter.check(CLIENT));
+    expect(outcomes.map((o) => o.kind)).toEqual(['allowed', 'allowed', 'limited', 'limited']); // 10 / 4 → 2
+    // Its headers advertise the insurance's own quota, which is what decided.
+    const { headers } = expectKind(outcomes[0] as RateLimitOutcome, 'allowed');
+    expect(headers['RateLimit-Policy']).toBe('"10-per-1m";q=2;w=60');
   });
 
   it("lets the request through without headers with onStoreError: 'allow', logging one line for a run", async () => {

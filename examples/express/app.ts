@@ -3,6 +3,15 @@ import { byApiKey, byIp, firstOf, rateLimit, type Store } from '@tollgate/expres
 import express, { type Express } from 'express';
 
 /**
+ * The API keys this demo issued. A real app looks a key up in its database (behind a cache: `verify` runs
+ * on every request that carries a key) or checks its signature.
+ */
+const ISSUED_API_KEYS = new Set(['demo-key-1', 'demo-key-2']);
+
+/** Only issued keys get a bucket of their own; any other key is charged to the client IP. */
+const verify = (key: string) => ISSUED_API_KEYS.has(key);
+
+/**
  * Builds the app. Every limiter gets the same `store` and its own `name`, so its buckets are its own and
  * keep their place in Redis when limiters are added later.
  *
@@ -27,12 +36,13 @@ export function createApp(store: Store): Express {
   });
 
   // (b) The API: 5 requests a minute per API key, on top of the per-IP limit above. Requests without a
-  // key fall back to their IP, so keyless callers do not all share one bucket.
+  // key, or with a made-up one, fall back to their IP: keyless callers do not all share one bucket, and
+  // inventing keys never escapes the per-IP limit.
   const perApiKey = rateLimit({
     name: 'api',
     limit: 5,
     window: '1m',
-    key: firstOf(byApiKey(), byIp()),
+    key: firstOf(byApiKey({ verify }), byIp()),
     store,
   });
   app.get('/api/widgets', perApiKey, (_req, res) => {

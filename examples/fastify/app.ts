@@ -3,6 +3,15 @@ import { byApiKey, byIp, firstOf, type Store, tollgate } from '@tollgate/fastify
 import Fastify, { type FastifyInstance } from 'fastify';
 
 /**
+ * The API keys this demo issued. A real app looks a key up in its database (behind a cache: `verify` runs
+ * on every request that carries a key) or checks its signature.
+ */
+const ISSUED_API_KEYS = new Set(['demo-key-1', 'demo-key-2']);
+
+/** Only issued keys get a bucket of their own; any other key is charged to the client IP. */
+const verify = (key: string) => ISSUED_API_KEYS.has(key);
+
+/**
  * Builds the app. Every limiter gets the same `store` and its own `name`, so its buckets are its own and
  * keep their place in Redis when limiters are added later.
  *
@@ -21,11 +30,15 @@ export async function createApp(store: Store): Promise<FastifyInstance> {
   app.get('/', async () => 'Hello from Fastify behind Tollgate\n');
 
   // (b) The API: 5 requests a minute per API key. A route's own limit replaces the app-wide one (the
-  // store is inherited, the name is not). Requests without a key fall back to their IP, so keyless
-  // callers do not all share one bucket.
+  // store is inherited, the name is not). Requests without a key, or with a made-up one, fall back to
+  // their IP, so keyless callers do not share one bucket and inventing keys never escapes the IP's limit.
   app.get(
     '/api/widgets',
-    { config: { rateLimit: { name: 'api', limit: 5, window: '1m', key: firstOf(byApiKey(), byIp()) } } },
+    {
+      config: {
+        rateLimit: { name: 'api', limit: 5, window: '1m', key: firstOf(byApiKey({ verify }), byIp()) },
+      },
+    },
     async () => ({ widgets: ['sprocket', 'flange'] }),
   );
 

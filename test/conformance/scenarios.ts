@@ -202,6 +202,39 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: 'namespace and key are joined so that no two pairs share a bucket',
+    policies: { limit: 1, window: '1h' },
+    async run(_limiter, { store }) {
+      const policies = { limit: 1, window: '1h' } as const;
+      const pairs: [string | undefined, string][] = [
+        ['api', 'user:42'],
+        ['api:user', '42'],
+        [undefined, 'api/user:42'],
+        [undefined, '/api'],
+        ['api', '#x'],
+        ['api', '%23x'],
+      ];
+      for (const [namespace, key] of pairs) {
+        const limiter = createLimiter({ store, policies, ...(namespace ? { namespace } : {}) });
+        expect((await limiter.consume(key)).allowed, `${namespace}+${key}`).toBe(true);
+      }
+    },
+  },
+  {
+    name: 'identities with braces work, and one that spells a hash is not the hash of a long one',
+    policies: { limit: 1, window: '1h' },
+    async run(limiter) {
+      for (const key of ['{', '}', '}x', '{}', 'a}b{c', '{tag}rest']) {
+        expect(await consumeTimes(limiter, key, 2), key).toBe(1);
+      }
+      const long = 'x'.repeat(200);
+      expect(await consumeTimes(limiter, long, 1)).toBe(1);
+      const { createHash } = await import('node:crypto');
+      const spelled = `#${createHash('sha256').update(long).digest('base64url')}`;
+      expect(await consumeTimes(limiter, spelled, 1)).toBe(1); // its own bucket, not the long key's
+    },
+  },
+  {
     name: 'keys never share buckets',
     policies: { limit: 1, window: '1h' },
     async run(limiter) {

@@ -18,6 +18,7 @@ export const FAIL_FAST = {
 /** A client of the test Redis, connected and ready. */
 export async function connectRedis(url = inject('redisUrl')): Promise<Redis> {
   const client = new Redis(url, FAIL_FAST);
+  client.on('error', () => {}); // tests stop servers on purpose; the store reports what matters
   await untilReady(client);
   return client;
 }
@@ -29,6 +30,7 @@ export async function connectCluster(): Promise<Cluster> {
     enableOfflineQueue: false,
     redisOptions: { maxRetriesPerRequest: 0 },
   });
+  client.on('error', () => {});
   await untilReady(client);
   return client;
 }

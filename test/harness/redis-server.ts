@@ -14,6 +14,8 @@ export interface RedisProcess {
   readonly port: number;
   readonly url: string;
   stop(): Promise<void>;
+  /** Ends it at once, as a crash would (SIGKILL): no goodbye to its clients. */
+  kill(): Promise<void>;
 }
 
 /** A running Redis Cluster of several masters. */
@@ -38,6 +40,10 @@ export async function startRedisServer(extraArgs: string[] = [], port?: number):
         url: `redis://127.0.0.1:${chosenPort}`,
         async stop() {
           await stopChild(child);
+          await rm(dir, { recursive: true, force: true });
+        },
+        async kill() {
+          await stopChild(child, 'SIGKILL');
           await rm(dir, { recursive: true, force: true });
         },
       };
@@ -103,11 +109,24 @@ async function spawnRedis(port: number, dir: string, extraArgs: string[]): Promi
   return child;
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
+async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
+  child.kill(signal);
   await exited;
+}
+
+/**
+ * How many times the server at `port` ran each command since it started (`INFO commandstats`), by
+ * lower-case name: `{ evalsha: 12, get: 3 }`.
+ */
+export async function commandCounts(port: number): Promise<Record<string, number>> {
+  const info = await redisCli(port, 'INFO', 'commandstats');
+  const counts: Record<string, number> = {};
+  for (const [, name, calls] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    counts[name as string] = Number(calls);
+  }
+  return counts;
 }
 
 async function redisCli(port: number, ...command: string[]): Promise<string> {

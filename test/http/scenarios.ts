@@ -2,11 +2,19 @@
  * The adapter scenario table: each scenario describes an app and the requests it gets, and runs unchanged
  * on every framework driver and store. Same input, same headers and bodies, in all three frameworks.
  */
-import { byApiKey, byUser, firstOf, QUOTA_EXCEEDED_TYPE } from '@tollgate/core';
+import { randomBytes } from 'node:crypto';
+import {
+  byApiKey,
+  byIp,
+  byUser,
+  COST_EXCEEDS_CAPACITY_TYPE,
+  firstOf,
+  QUOTA_EXCEEDED_TYPE,
+} from '@tollgate/core';
 import { expect } from 'vitest';
 import type { ManualClock } from '../harness/manual-clock.js';
 import type { AppSpec, RequestReader, TestApp } from './app-spec.js';
-import { draft7, draft10, jsonBody, retryAfterSeconds } from './parse-headers.js';
+import { draft7, draft10, jsonBody, parseRateLimitFields, retryAfterSeconds } from './parse-headers.js';
 
 export interface ScenarioContext {
   readonly clock: ManualClock;
@@ -22,6 +30,12 @@ export interface AdapterScenario {
   run(app: TestApp, context: ScenarioContext): Promise<void>;
 }
 
+/** The API keys the app issued; anything else is made up. */
+const ISSUED_KEYS = new Set(['sk_live_alpha', 'sk_live_beta', 'sk_live_gamma']);
+
+/** Plans by user id, as an account database would hold them. */
+const PLANS: Record<string, 'pro' | 'free'> = { paying: 'pro', free: 'free' };
+
 async function statuses(app: TestApp, count: number, path = '/a', headers: Record<string, string> = {}) {
   const codes: number[] = [];
   for (let i = 0; i < count; i++) codes.push((await app.send('GET', path, headers)).status);
@@ -36,14 +50,16 @@ export const adapterScenarios: AdapterScenario[] = [
       for (const remaining of [2, 1, 0]) {
         const ok = await app.send('GET', '/a');
         expect(ok.status).toBe(200);
-        expect(draft10(ok, 'ratelimit')).toEqual({ '3-per-1m': { r: remaining, t: (3 - remaining) * 20 } });
+        // t: the seconds until r grows, one token every 20 s (not until the bucket is full: draft-09's t).
+        expect(draft10(ok, 'ratelimit')).toEqual({ '3-per-1m': { r: remaining, t: 20 } });
         expect(draft10(ok, 'ratelimit-policy')).toEqual({ '3-per-1m': { q: 3, w: 60 } });
         expect(retryAfterSeconds(ok)).toBeUndefined();
       }
       const limited = await app.send('GET', '/b');
       expect(limited.status).toBe(429);
       expect(retryAfterSeconds(limited)).toBe(20); // one token every 60 s / 3
-      expect(limited.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(draft10(limited, 'ratelimit')).toEqual({ '3-per-1m': { r: 0, t: 20 } });
+      expect(limited.headers['content-type']).toBe('application/problem+json'); // RFC 9457 has no charset
       expect(jsonBody(limited)).toMatchObject({
         type: QUOTA_EXCEEDED_TYPE,
         status: 429,
@@ -116,7 +132,8 @@ export const adapterScenarios: AdapterScenario[] = [
         burst: { q: 2, w: 1 },
         hourly: { q: 3, w: 3600 },
       });
-      expect(draft10(byBurst, 'ratelimit')).toEqual({ burst: { r: 0, t: 1 }, hourly: { r: 1, t: 2400 } });
+      // hourly's next token is 20 minutes away (the bucket is full in 40: draft-09's t).
+      expect(draft10(byBurst, 'ratelimit')).toEqual({ burst: { r: 0, t: 1 }, hourly: { r: 1, t: 1200 } });
       expect(jsonBody(byBurst)['violated-policies']).toEqual(['burst']);
       clock.advance(1000);
       expect(await statuses(app, 2)).toEqual([200, 429]); // hourly had one left; burst was not charged for the 429
@@ -140,7 +157,7 @@ export const adapterScenarios: AdapterScenario[] = [
     },
   },
   {
-    name: 'cost from the request charges several tokens; a cost beyond capacity is refused without Retry-After',
+    name: 'cost from the request charges several tokens; a cost beyond capacity is a 403 of its own type without Retry-After',
     spec: (read) => ({
       global: { limit: 5, window: '1m', cost: async (req) => Number(read.header(req, 'x-cost') ?? 1) },
     }),
@@ -151,8 +168,15 @@ export const adapterScenarios: AdapterScenario[] = [
       expect(second.status).toBe(429);
       expect(retryAfterSeconds(second)).toBe(12); // 1 token short at 5 per minute
       const tooBig = await app.send('GET', '/a', { 'x-cost': '6' });
-      expect(tooBig.status).toBe(429);
+      expect(tooBig.status).toBe(403); // no wait will do: not "too many requests"
       expect(retryAfterSeconds(tooBig)).toBeUndefined();
+      expect(tooBig.headers['content-type']).toBe('application/problem+json');
+      expect(jsonBody(tooBig)).toMatchObject({
+        type: COST_EXCEEDS_CAPACITY_TYPE,
+        status: 403,
+        cost: 6,
+        'violated-policies': ['5-per-1m'],
+      });
       expect(jsonBody(tooBig).detail).toMatch(/costs 6 tokens, more than .* can ever hold \(5\)/);
       expect((await app.send('GET', '/a', { 'x-cost': '2' })).status).toBe(200);
     },
@@ -193,7 +217,14 @@ export const adapterScenarios: AdapterScenario[] = [
   {
     name: 'API keys have buckets of their own and are stored only as hashes',
     spec: () => ({
-      global: { limit: 1, window: '1h', key: firstOf(byApiKey({ header: 'authorization' }), byApiKey()) },
+      global: {
+        limit: 1,
+        window: '1h',
+        key: firstOf(
+          byApiKey({ header: 'authorization', verify: (key) => ISSUED_KEYS.has(key) }),
+          byApiKey({ verify: async (key) => ISSUED_KEYS.has(key) }),
+        ),
+      },
     }),
     async run(app, { storedKeys }) {
       const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -219,13 +250,22 @@ export const adapterScenarios: AdapterScenario[] = [
     },
   },
   {
-    name: 'limit as a function of the request gives each plan its own limit',
+    name: 'limit as a function of the request gives each plan its own limit, from the server-side account',
     spec: (read) => ({
-      global: { limit: (req) => (read.header(req, 'x-plan') === 'pro' ? 3 : 1), window: '1h' },
+      global: {
+        // The plan comes from what authentication put on the request, never from a header the client writes.
+        limit: (req) => (PLANS[read.userId(req) ?? ''] === 'pro' ? 3 : 1),
+        window: '1h',
+        key: firstOf(
+          byUser((req) => read.userId(req)),
+          byIp(),
+        ),
+      },
     }),
     async run(app) {
-      expect(await statuses(app, 4, '/a', { 'x-plan': 'pro', 'x-user': 'p' })).toEqual([200, 200, 200, 429]);
-      expect(await statuses(app, 2, '/b')).toEqual([200, 429]);
+      expect(await statuses(app, 4, '/a', { 'x-user': 'paying' })).toEqual([200, 200, 200, 429]);
+      expect(await statuses(app, 2, '/a', { 'x-user': 'free', 'x-plan': 'pro' })).toEqual([200, 429]);
+      expect(await statuses(app, 2, '/b', { 'x-plan': 'pro' })).toEqual([200, 429]);
     },
   },
   {
@@ -302,6 +342,103 @@ export const adapterScenarios: AdapterScenario[] = [
       expect((await app.send('GET', '/two')).status).toBe(200);
       expect((await app.send('GET', '/shared-1')).status).toBe(200);
       expect((await app.send('GET', '/shared-2')).status).toBe(429);
+    },
+  },
+  {
+    // The bug: with firstOf(byApiKey(), byIp()) every made-up key got a fresh bucket, so a limited client
+    // (or a key guesser) went on unlimited by sending a new key each time.
+    name: 'made-up API keys from a limited IP are refused: 50 random keys under the documented setup',
+    spec: () => ({
+      global: {
+        limit: 2,
+        window: '1h',
+        key: firstOf(byApiKey({ verify: async (key) => ISSUED_KEYS.has(key) }), byIp()),
+      },
+    }),
+    async run(app, { storedKeys }) {
+      expect(await statuses(app, 3)).toEqual([200, 200, 429]);
+      const made_up = Array.from({ length: 50 }, () => `sk_live_${randomBytes(12).toString('hex')}`);
+      for (const key of made_up) expect((await app.send('GET', '/a', { 'x-api-key': key })).status).toBe(429);
+      // An issued key has a bucket of its own, from the same IP.
+      expect((await app.send('GET', '/a', { 'x-api-key': 'sk_live_alpha' })).status).toBe(200);
+      const keys = (await storedKeys?.())?.join('\n') ?? '';
+      for (const key of made_up) expect(keys).not.toContain(key);
+    },
+  },
+  {
+    // The bug: an app-wide draft-10 limiter and a route's draft-6 one sent `RateLimit-Policy: 2;w=10`
+    // beside the draft-10 `RateLimit` list: a pair that describes no one policy, which draft-10 parsers reject.
+    name: 'a limiter of another header profile on the same response replaces the fields: one profile per response',
+    spec: () => ({
+      global: { limit: 10, window: '1m', headers: 'draft-10', name: 'site' },
+      routes: [{ method: 'GET', path: '/six', limit: { limit: 2, window: '10s', headers: 'draft-6' } }],
+    }),
+    async run(app) {
+      const six = await app.send('GET', '/six');
+      expect(six.status).toBe(200);
+      expect(parseRateLimitFields(six)).toEqual({
+        'ratelimit-policy': { '2': { w: 10 } },
+        'ratelimit-limit': 2,
+        'ratelimit-remaining': 1,
+        'ratelimit-reset': 5,
+      });
+      await app.send('GET', '/six');
+      const limited = await app.send('GET', '/six');
+      expect(limited.status).toBe(429);
+      expect(limited.headers.ratelimit).toBeUndefined();
+      expect(limited.headers['ratelimit-reset']).toBe(limited.headers['retry-after']);
+      expect(draft10(await app.send('GET', '/a'), 'ratelimit-policy')).toEqual({
+        '10-per-1m': { q: 10, w: 60 },
+      });
+    },
+  },
+  {
+    name: 'a window below a second is advertised as a quota true over a whole second, with the capacity',
+    spec: () => ({ global: { limit: 10, window: '500ms' } }),
+    async run(app, { clock }) {
+      const first = await app.send('GET', '/a');
+      // 10 per 500 ms is 20 per second, in buckets of 10: not q=10;w=1.
+      expect(draft10(first, 'ratelimit-policy')).toEqual({
+        '10-per-500ms': { q: 20, w: 1, 'tollgate-burst': 10 },
+      });
+      expect(draft10(first, 'ratelimit')).toEqual({ '10-per-500ms': { r: 9, t: 1 } });
+      let admitted = 1;
+      for (let ms = 0; ms < 1000; ms += 50) {
+        while ((await app.send('GET', '/a')).status === 200) admitted++;
+        clock.advance(50);
+      }
+      expect(admitted).toBe(10 + 20 - 1); // a full bucket, then 20 a second (the last 50 ms not yet spent)
+    },
+  },
+  {
+    name: 'throwOnLimit hands a cost beyond capacity to error handling as a 403',
+    spec: () => ({ global: { limit: 2, window: '1h', cost: 3, throwOnLimit: true } }),
+    async run(app) {
+      const refused = await app.send('GET', '/a');
+      expect(refused.status).toBe(403);
+      expect(retryAfterSeconds(refused)).toBeUndefined();
+      expect(draft10(refused, 'ratelimit')).toEqual({ '2-per-1h': { r: 2, t: 1800 } });
+    },
+  },
+  {
+    name: "draft-7 and draft-6 reset is Retry-After's point in time on a 429",
+    spec: () => ({
+      routes: [
+        { method: 'GET', path: '/seven', limit: { limit: 3, window: '1m', headers: 'draft-7' } },
+        { method: 'GET', path: '/six', limit: { limit: 3, window: '1m', headers: 'draft-6' } },
+      ],
+    }),
+    async run(app) {
+      for (const path of ['/seven', '/six']) {
+        await statuses(app, 3, path);
+        const limited = await app.send('GET', path);
+        expect(limited.status).toBe(429);
+        const fields = parseRateLimitFields(limited);
+        const reset =
+          path === '/seven' ? (fields.ratelimit as { reset: number }).reset : fields['ratelimit-reset'];
+        expect(reset).toBe(20); // not 60, when the bucket is full again
+        expect(retryAfterSeconds(limited)).toBe(20);
+      }
     },
   },
 ];

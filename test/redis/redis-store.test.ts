@@ -1,8 +1,8 @@
 /** RedisStore behaviour beyond the conformance table: script cache loss, errors, the server clock, keys. */
-import { createLimiter, hashIdentity, RedisStore } from '@tollgate/core';
+import { createLimiter, hashIdentity, MemoryStore, RedisStore } from '@tollgate/core';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { connectRedis, uniquePrefix } from '../harness/clients.js';
+import { connectCluster, connectRedis, uniquePrefix } from '../harness/clients.js';
 
 const redis: Redis = await connectRedis();
 afterAll(() => redis.disconnect());
@@ -110,7 +110,56 @@ describe('RedisStore', () => {
     );
   });
 
+  it("keeps every identity's keys in the slot of its whole owner, braces and all, on the Cluster", async () => {
+    const cluster = await connectCluster();
+    try {
+      const prefix = uniquePrefix('slots');
+      const limiter = createLimiter({
+        store: new RedisStore({ client: cluster, prefix }),
+        policies: [
+          { limit: 1, window: '1s', name: 'second' },
+          { limit: 5, window: '1h', name: 'hour' },
+        ],
+      });
+      for (const identity of ['}', '}x', '{', 'a}b', '{victim}']) {
+        expect((await limiter.consume(identity)).allowed, identity).toBe(true); // no CROSSSLOT
+        expect((await limiter.consume(identity)).allowed, identity).toBe(false);
+      }
+      const keys = (await Promise.all(cluster.nodes('master').map((node) => node.keys(`${prefix}*`)))).flat();
+      expect(keys).toHaveLength(5);
+      for (const key of keys) {
+        // One pair of braces, around the whole owner: the identity cannot pick a tag of its own.
+        const tag = /^[^{}]*\{([^{}]+)\}[^{}]*$/.exec(key)?.[1];
+        expect(tag, key).toMatch(/^\//);
+        const [keySlot, tagSlot] = await Promise.all([
+          cluster.call('CLUSTER', 'KEYSLOT', key),
+          cluster.call('CLUSTER', 'KEYSLOT', tag as string),
+        ]);
+        expect(keySlot).toBe(tagSlot);
+      }
+    } finally {
+      cluster.disconnect();
+    }
+  });
+
+  it.each([Number.NaN, Number.POSITIVE_INFINITY])(
+    'refuses a clock that returns %s, in both stores',
+    async (bad) => {
+      const policies = { limit: 1, window: '1s' } as const;
+      for (const store of [
+        new MemoryStore({ clock: () => bad }),
+        new RedisStore({ client: redis, prefix: uniquePrefix('bad-clock'), clock: () => bad }),
+      ]) {
+        // A programming error, not a store failure: no insurance decision hides it.
+        await expect(createLimiter({ store, policies }).consume('k')).rejects.toThrow(/clock must return ms/);
+      }
+    },
+  );
+
   it('rejects bad options at construction', () => {
+    expect(() => new RedisStore({ client: { evalsha: async () => 0 } } as never)).toThrow(
+      /needs \{ client \}/,
+    );
     expect(() => new RedisStore({} as never)).toThrow(
       new TypeError(
         'RedisStore needs { client }: an ioredis Redis or Cluster, or a node-redis client or cluster',

@@ -17,6 +17,11 @@ export interface PolicyDecision {
   /** Milliseconds until the bucket is full again; 0 when it is full. */
   readonly resetMs: number;
   /**
+   * Milliseconds until `remaining` grows by one whole token. For a full bucket, the time one token takes
+   * to refill: a token spent now is back after that long.
+   */
+  readonly nextTokenMs: number;
+  /**
    * Milliseconds until this bucket holds `cost` tokens: 0 when it does now, `undefined` when it never
    * will (`cost` exceeds its capacity).
    */
@@ -81,13 +86,15 @@ export function decide(policies: readonly ResolvedPolicy[], result: BucketResult
 function describePolicy(policy: ResolvedPolicy, levelUnits: number, cost: number): PolicyDecision {
   const { name, limit, windowMs, capacity, capacityUnits } = policy;
   const costUnits = cost * windowMs;
+  const remaining = Math.floor(levelUnits / windowMs);
   return {
     policy: name,
     limit,
     windowMs,
     capacity,
-    remaining: Math.floor(levelUnits / windowMs),
+    remaining,
     resetMs: Math.ceil((capacityUnits - levelUnits) / limit),
+    nextTokenMs: Math.ceil(((remaining + 1) * windowMs - levelUnits) / limit),
     retryAfterMs:
       costUnits > capacityUnits ? undefined : Math.max(0, Math.ceil((costUnits - levelUnits) / limit)),
   };

@@ -2,7 +2,13 @@
 export type { Decision, DecisionReason, PolicyDecision } from './decision.js';
 export { type Duration, type DurationUnit, parseDuration } from './duration.js';
 export { ipIdentity } from './http/client-ip.js';
-export { type HeaderProfile, stackHeaders } from './http/headers.js';
+export {
+  type EarlierHeaders,
+  type HeaderProfile,
+  type ProfiledHeaders,
+  type StackedHeaders,
+  stackHeaders,
+} from './http/headers.js';
 export { createHttpLimiter, type HttpLimiter } from './http/http-limiter.js';
 export type {
   AdapterSettings,
@@ -12,7 +18,11 @@ export type {
 } from './http/options.js';
 export type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './http/outcome.js';
 export {
+  COST_EXCEEDS_CAPACITY_TYPE,
+  type CostExceedsCapacityProblem,
+  costExceedsCapacityProblem,
   PROBLEM_JSON,
+  problemDetails,
   QUOTA_EXCEEDED_TYPE,
   type QuotaExceededProblem,
   quotaExceededProblem,
@@ -27,10 +37,11 @@ export {
   firstOf,
   type KeyFunction,
   type RequestAccess,
+  type VerifyApiKey,
 } from './http/request-keys.js';
 export { mergeRateLimitOptions, validateInheritedOptions } from './http/route-options.js';
 export type { Logger, WarningCode, WarningSwitches } from './http/warnings.js';
-export { hashIdentity } from './identity.js';
+export { type HashIdentityOptions, hashIdentity } from './identity.js';
 export type { InsuranceOptions } from './insurance.js';
 export {
   type ConsumeOptions,

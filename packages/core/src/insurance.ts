@@ -7,6 +7,8 @@ import { decide } from './decision.js';
 import { type ResolvedPolicy, resolvePolicies } from './policy.js';
 import type { BucketMode } from './store.js';
 import { MemoryStore } from './stores/memory/memory-store.js';
+import { rejectUnknownNames } from './unknown-names.js';
+import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
 
 /** Options of the insurance limiter. */
 export interface InsuranceOptions {
@@ -20,8 +22,26 @@ export interface InsuranceOptions {
   maxKeys?: number;
 }
 
+/**
+ * Checks insurance options, with defaults applied; throws a `TypeError` naming `what`.
+ *
+ * @example
+ * insuranceSettings({ instances: 4 }, 'insurance'); // { instances: 4, maxKeys: 100_000 }
+ */
+export function insuranceSettings(options: unknown, what: string): Required<InsuranceOptions> {
+  if (!isSettingsObject(options)) throw new TypeError(`${what} must be an object like { instances: 4 }`);
+  rejectUnknownNames(options, ['instances', 'maxKeys'], new Map(), `${what} has an unknown field`);
+  const { instances = 1, maxKeys = 100_000 } = options;
+  return {
+    instances: positiveWholeNumber(instances, `${what}.instances`),
+    maxKeys: positiveWholeNumber(maxKeys, `${what}.maxKeys`),
+  };
+}
+
 /** Decides checks in process memory; built on first use. */
 export interface Insurance {
+  /** The policies it decides by: the limiter's, each limit and burst divided by `instances`. */
+  readonly policies: readonly ResolvedPolicy[];
   decide(owner: string, cost: number, mode: BucketMode): Promise<Decision>;
 }
 
@@ -38,13 +58,7 @@ export function insuranceFor(
   options: InsuranceOptions = {},
   clock?: () => number,
 ): Insurance {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('insurance must be an object like { instances: 4 }');
-  }
-  const { instances = 1, maxKeys = 100_000 } = options;
-  if (!Number.isSafeInteger(instances) || instances <= 0) {
-    throw new TypeError(`insurance.instances must be a positive whole number; got ${String(instances)}`);
-  }
+  const { instances, maxKeys } = insuranceSettings(options, 'insurance');
   const share = (tokens: number) => Math.max(1, Math.floor(tokens / instances));
   const shared = resolvePolicies(
     policies.map(({ name, limit, windowMs, capacity }) => ({
@@ -57,6 +71,7 @@ export function insuranceFor(
   const smallestCapacity = Math.min(...shared.map((p) => p.capacity));
   let store: MemoryStore | undefined;
   return {
+    policies: shared,
     async decide(owner, cost, mode) {
       store ??= new MemoryStore({ maxKeys, ...(clock ? { clock } : {}) });
       const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;

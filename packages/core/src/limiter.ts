@@ -3,7 +3,7 @@ import { bucketOwner } from './bucket-key.js';
 import { DeadlineWatch } from './deadline-watch.js';
 import type { Decision } from './decision.js';
 import { decide } from './decision.js';
-import { DenyCache } from './deny-cache.js';
+import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
 import { type Duration, parseDuration } from './duration.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
 import { type Policy, type ResolvedPolicy, resolvePolicies } from './policy.js';
@@ -48,7 +48,7 @@ export interface LimiterOptions {
    * no round trip for a client that keeps knocking. Only in front of stores that are not `local`.
    * Default: `{ maxKeys: 10_000 }`. `false`: off.
    */
-  denyCache?: false | { maxKeys?: number };
+  denyCache?: false | DenyCacheOptions;
 }
 
 /** Options of a single check. */
@@ -63,6 +63,11 @@ export interface ConsumeOptions {
 export interface Limiter {
   /** The policies, validated and resolved. */
   readonly policies: readonly ResolvedPolicy[];
+  /**
+   * The policies of the insurance limiter, which decides when the store fails (`decision.degraded`):
+   * the same, with each limit and burst divided by `insurance.instances`.
+   */
+  readonly insurancePolicies: readonly ResolvedPolicy[];
   /** Charges `cost` to every policy if all have it (then `allowed`), else charges nothing. */
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
   /** Answers as `consume` would, charging nothing. */
@@ -139,6 +144,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   return {
     policies,
+    insurancePolicies: insurance.policies,
     consume: (key, opts) => run(key, opts?.cost, 'consume', opts?.onStoreError ?? onStoreError),
     peek: (key, opts) => run(key, opts?.cost, 'peek', opts?.onStoreError ?? onStoreError),
     async refund(key, cost) {
@@ -179,12 +185,9 @@ function denyCacheFor(
   policies: readonly ResolvedPolicy[],
   option: LimiterOptions['denyCache'],
 ): DenyCache | undefined {
-  if (option === false || store.local === true) return undefined;
-  const { maxKeys = 10_000 } = option ?? {};
-  if (!Number.isSafeInteger(maxKeys) || maxKeys <= 0) {
-    throw new TypeError(`denyCache.maxKeys must be a positive whole number; got ${String(maxKeys)}`);
-  }
-  return new DenyCache(policies, maxKeys, store.clock);
+  const settings = denyCacheSettings(option ?? {}, 'denyCache');
+  if (settings === false || store.local === true) return undefined;
+  return new DenyCache(policies, settings.maxKeys, store.clock);
 }
 
 function costOf(cost: number | undefined): number {

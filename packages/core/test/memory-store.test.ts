@@ -39,3 +39,41 @@ describe('MemoryStore bounds', () => {
     expect((await limiter.peek('heavy')).decidedBy.remaining).toBe(1); // kept: furthest from full
   });
 });
+
+describe('MemoryStore under a flood', () => {
+  it('stays bounded through 2 million distinct keys, and the abuser it is limiting keeps its bucket', async () => {
+    const clock = clockAt(1_000_000);
+    const store = new MemoryStore({ maxKeys: 100_000, clock: clock.now });
+    const login = createLimiter({ store, policies: { limit: 5, window: '15m' }, namespace: 'login' });
+    for (let i = 0; i < 5; i++) await login.consume('abuser');
+    expect((await login.consume('abuser')).allowed).toBe(false);
+    // 20 new clients a millisecond, each full again only after 10 minutes: the store fills up after
+    // 5 s and must then forget a bucket for every new one, for 100 s.
+    const flood = createLimiter({ store, policies: { limit: 1, window: '10m' }, namespace: 'flood' });
+    for (let i = 0; i < 2_000_000; i++) {
+      if (i % 20 === 0) clock.nowMs++;
+      await flood.consume(`client-${i}`);
+    }
+    expect(store.size).toBe(100_000);
+    // The abuser's bucket (full in 15 minutes) was fuller-to-be than every flood bucket (10 minutes):
+    // it was never the one forgotten, so its wait still holds.
+    expect((await login.consume('abuser')).allowed).toBe(false);
+    expect((await flood.peek('client-0')).decidedBy.remaining).toBe(1); // the oldest flood client went
+  }, 120_000);
+
+  it('evicts the bucket soonest full when none has refilled: never one that is limiting harder', async () => {
+    const clock = clockAt(1_000_000);
+    const store = new MemoryStore({ maxKeys: 3, clock: clock.now });
+    const limiter = createLimiter({ store, policies: { limit: 10, window: '10s' } });
+    await limiter.consume('a', { cost: 9 }); // full in 9 s
+    await limiter.consume('b', { cost: 2 }); // full in 2 s
+    await limiter.consume('c', { cost: 5 }); // full in 5 s
+    await limiter.consume('a', { cost: 1 }); // a charge moves a later, which the heap sees lazily
+    await limiter.consume('d', { cost: 3 }); // evicts b, the soonest full
+    expect((await limiter.peek('b')).decidedBy.remaining).toBe(10);
+    expect((await limiter.peek('a')).decidedBy.remaining).toBe(0);
+    expect((await limiter.peek('c')).decidedBy.remaining).toBe(5);
+    await limiter.refund('a', 10); // back to full: forgotten at once
+    expect(store.size).toBe(2);
+  });
+});

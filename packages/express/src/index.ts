@@ -1,6 +1,7 @@
 /** `@tollgate/express`: Tollgate as Express middleware (Express 4 and 5). */
 import {
   createHttpLimiter,
+  type HeaderProfile,
   type RateLimitInfo,
   type RateLimitOptions,
   type RateLimitOutcome,
@@ -28,6 +29,12 @@ const expressAccess: RequestAccess<Request> = {
 };
 
 /**
+ * The header profile of the rate-limit fields on each response so far, so a later limiter on the same
+ * response (a route's, after the app-wide one) keeps the fields of one profile.
+ */
+const profileWritten = new WeakMap<Response, HeaderProfile | undefined>();
+
+/**
  * Rate-limiting middleware. Use it app-wide, on a router, or on one route; each call is its own
  * limiter with its own buckets (unless two share a `name`).
  *
@@ -50,13 +57,17 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
       return next(error);
     }
     if (outcome.kind === 'skipped') return next();
-    res.set(stackHeaders(outcome.headers, (name) => res.get(name)));
+    const stacked = stackHeaders(outcome, { profile: profileWritten.get(res), get: (name) => res.get(name) });
+    for (const name of stacked.remove) res.removeHeader(name);
+    res.set(stacked.set);
+    profileWritten.set(res, stacked.profile);
     if (outcome.kind === 'allowed') return next();
     if (outcome.kind === 'error') return next(outcome.error);
     try {
       if (handler) return await handler(req, res, next, outcome.info);
       const { status, contentType, body } = await limiter.rejection(req, outcome.info);
-      res.status(status).type(contentType).send(body);
+      // Bytes, not a string: for a string Express would add a charset that application/problem+json lacks.
+      res.status(status).type(contentType).send(Buffer.from(body));
     } catch (error) {
       next(error);
     }

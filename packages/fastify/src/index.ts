@@ -114,7 +114,8 @@ function rateLimitHook(limiter: HttpLimiter<FastifyRequest>, handler: FastifyRat
       return reply;
     }
     const { status, contentType, body } = await limiter.rejection(request, outcome.info);
-    return reply.code(status).type(contentType).send(body);
+    // Bytes, not a string: for a string Fastify would add a charset that application/problem+json lacks.
+    return reply.code(status).type(contentType).send(Buffer.from(body));
   };
 }
 

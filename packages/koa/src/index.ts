@@ -1,6 +1,7 @@
 /** `@tollgate/koa`: Tollgate as Koa middleware (Koa 2 and 3), app-wide or per route with @koa/router. */
 import {
   createHttpLimiter,
+  type HeaderProfile,
   type RateLimitInfo,
   type RateLimitOptions,
   type RequestAccess,
@@ -24,6 +25,12 @@ const koaAccess: RequestAccess<Context> = {
 };
 
 /**
+ * The header profile of the rate-limit fields on each response so far, so a later limiter on the same
+ * response (a route's, after the app-wide one) keeps the fields of one profile.
+ */
+const profileWritten = new WeakMap<Context, HeaderProfile | undefined>();
+
+/**
  * Rate-limiting middleware. Use it app-wide or on a route; each call is its own limiter with its own
  * buckets (unless two share a `name`). `ctx.ip` follows `app.proxy`.
  *
@@ -41,7 +48,13 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
   return async function rateLimit(ctx, next) {
     const outcome = await limiter.check(ctx);
     if (outcome.kind === 'skipped') return next();
-    ctx.set(stackHeaders(outcome.headers, (name) => ctx.response.get(name)));
+    const stacked = stackHeaders(outcome, {
+      profile: profileWritten.get(ctx),
+      get: (name) => ctx.response.get(name),
+    });
+    for (const name of stacked.remove) ctx.remove(name);
+    ctx.set(stacked.set);
+    profileWritten.set(ctx, stacked.profile);
     if (outcome.kind === 'allowed') return next();
     if (outcome.kind === 'error') throw outcome.error;
     if (handler) return handler(ctx, outcome.info);

@@ -3,7 +3,7 @@
  * and from a limited request to its 429 answer. Adapters add only the framework's reading and writing.
  */
 import type { Decision } from '../decision.js';
-import { createLimiter, type Limiter } from '../limiter.js';
+import { createLimiter, type Limiter, type OnStoreError, type StoreErrorAction } from '../limiter.js';
 import type { Policy } from '../policy.js';
 import { StoreUnavailableError } from '../store-error.js';
 import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
@@ -13,9 +13,10 @@ import {
   type RateLimitOptions,
   type ResolvedRateLimitOptions,
   resolveRateLimitOptions,
+  type StoreFailureAnswer,
 } from './options.js';
 import type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
-import { PROBLEM_JSON, quotaExceededProblem } from './problem.js';
+import { PROBLEM_JSON, problemDetails, refusalStatus } from './problem.js';
 import { RateLimitError } from './rate-limit-error.js';
 import type { RequestAccess } from './request-keys.js';
 import { Warnings } from './warnings.js';
@@ -27,7 +28,10 @@ export interface HttpLimiter<Req> {
   readonly name: string;
   /** Decides a request: skip, allow or limit, with the headers to send. Charges the store once per call. */
   check(request: Req): Promise<RateLimitOutcome>;
-  /** The 429 answer for a limited request: the `message` option, else RFC 9457 problem details. */
+  /**
+   * The answer to a limited request: 429, or 403 when its cost exceeds a capacity; the body is the
+   * `message` option, else RFC 9457 problem details.
+   */
   rejection(request: Req, info: RateLimitInfo): Promise<RateLimitRejection>;
 }
 
@@ -35,6 +39,8 @@ export interface HttpLimiter<Req> {
 interface BoundLimiter {
   readonly limiter: Limiter;
   readonly writeHeaders: HeaderWriter;
+  /** For degraded decisions: the insurance limiter's policies. */
+  readonly writeDegradedHeaders: HeaderWriter;
 }
 
 const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
@@ -57,7 +63,16 @@ export function createHttpLimiter<Req>(
 ): HttpLimiter<Req> {
   const config = resolveRateLimitOptions(options, settings);
   const warnings = new Warnings(config.logger, config.warnings);
-  const limiterFor = boundLimiters(config);
+  const staticAnswer = typeof config.onStoreError === 'function' ? undefined : config.onStoreError;
+  const answerOf = typeof config.onStoreError === 'function' ? config.onStoreError : undefined;
+
+  /** Logs a store failure (unless the store reported it already) and tells the core what to do. */
+  function failed(error: unknown, answer: StoreFailureAnswer): StoreErrorAction {
+    if (!(error instanceof StoreUnavailableError && error.reported)) warnings.storeError(error, answer);
+    return answer === 'insurance' ? 'insurance' : 'throw';
+  }
+
+  const limiterFor = boundLimiters(config, staticAnswer && ((error) => failed(error, staticAnswer)));
   let proxyWarningDue = true;
 
   async function keyOf(request: Req): Promise<string> {
@@ -117,34 +132,44 @@ export function createHttpLimiter<Req>(
           : config.cost;
       const bound = await limiterFor(request);
       let decision: Decision;
+      let chosen: StoreFailureAnswer | undefined;
       try {
-        decision = await bound.limiter.consume(identity, { cost });
+        decision = await bound.limiter.consume(
+          identity,
+          answerOf === undefined
+            ? { cost }
+            : {
+                cost,
+                onStoreError: async (error) => {
+                  chosen = storeFailureAnswer(await answerOf(error, request), settings.adapter);
+                  return failed(error, chosen);
+                },
+              },
+        );
       } catch (error) {
-        if (error instanceof TypeError || error instanceof RangeError) throw error;
-        // An unavailable store reports its incidents itself, once each; other failures are logged here.
-        if (!(error instanceof StoreUnavailableError && error.reported))
-          warnings.storeError(error, config.failOpen);
-        return config.failOpen ? SKIPPED : { kind: 'error', headers: {}, error };
+        // The store failed and the answer is to pass or to fail; anything else is the app's error.
+        const answer = chosen ?? staticAnswer;
+        if (answer !== 'allow' && answer !== 'deny') throw error;
+        return answer === 'allow' ? SKIPPED : { kind: 'error', headers: {}, error };
       }
       const info: RateLimitInfo = { limiter: config.name, decision };
-      const headers = bound.writeHeaders(decision);
-      if (decision.allowed) return { kind: 'allowed', headers, info };
-      if (config.throwOnLimit) return { kind: 'error', headers, error: new RateLimitError(headers, info) };
-      return { kind: 'limited', headers, info };
+      const headers = (decision.degraded ? bound.writeDegradedHeaders : bound.writeHeaders)(decision);
+      const profile = config.headers;
+      if (decision.allowed) return { kind: 'allowed', headers, profile, info };
+      if (config.throwOnLimit)
+        return { kind: 'error', headers, profile, error: new RateLimitError(headers, info) };
+      return { kind: 'limited', headers, profile, info };
     },
 
     async rejection(request, info) {
+      const status = refusalStatus(info.decision);
       const message =
         typeof config.message === 'function' ? await config.message(request, info) : config.message;
       if (typeof message === 'string')
-        return { status: 429, contentType: 'text/plain; charset=utf-8', body: message };
+        return { status, contentType: 'text/plain; charset=utf-8', body: message };
       if (message !== undefined)
-        return { status: 429, contentType: 'application/json; charset=utf-8', body: JSON.stringify(message) };
-      return {
-        status: 429,
-        contentType: `${PROBLEM_JSON}; charset=utf-8`,
-        body: JSON.stringify(quotaExceededProblem(info.decision)),
-      };
+        return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(message) };
+      return { status, contentType: PROBLEM_JSON, body: JSON.stringify(problemDetails(info.decision)) };
     },
   };
 }
@@ -155,6 +180,7 @@ export function createHttpLimiter<Req>(
  */
 function boundLimiters<Req>(
   config: ResolvedRateLimitOptions<Req>,
+  onStoreError: OnStoreError | undefined,
 ): (request: Req) => BoundLimiter | Promise<BoundLimiter> {
   const bind = (policies: Policy | readonly Policy[]): BoundLimiter => {
     // `limit: 0` has nothing to count: it refuses every request without asking the store. (Its window
@@ -166,12 +192,19 @@ function boundLimiters<Req>(
           policies,
           namespace: config.name,
           timeout: config.timeoutMs ?? false,
-          onStoreError: 'throw',
+          ...(onStoreError ? { onStoreError } : {}),
+          ...(config.insurance ? { insurance: config.insurance } : {}),
+          ...(config.denyCache !== undefined ? { denyCache: config.denyCache } : {}),
         });
-    return {
-      limiter,
-      writeHeaders: createHeaderWriter(config.headers, config.legacyHeaders, limiter.policies),
-    };
+    const writeHeaders = createHeaderWriter(config.headers, config.legacyHeaders, limiter.policies);
+    // A degraded decision is the insurance's: its headers advertise the insurance's own quota.
+    const sameQuota = limiter.insurancePolicies.every(
+      (p, i) => p.limit === limiter.policies[i]?.limit && p.capacity === limiter.policies[i]?.capacity,
+    );
+    const writeDegradedHeaders = sameQuota
+      ? writeHeaders
+      : createHeaderWriter(config.headers, config.legacyHeaders, limiter.insurancePolicies);
+    return { limiter, writeHeaders, writeDegradedHeaders };
   };
   const { policies, policyOf } = config;
   if (policies !== undefined) {
@@ -188,6 +221,14 @@ function boundLimiters<Req>(
     }
     return bound;
   };
+}
+
+/** What the app's `onStoreError` function answered, checked. */
+function storeFailureAnswer(answer: unknown, adapter: string): StoreFailureAnswer {
+  if (answer === 'insurance' || answer === 'allow' || answer === 'deny') return answer;
+  throw new TypeError(
+    `${adapter}: the onStoreError function must return 'insurance', 'allow' or 'deny'; got ${String(answer)}`,
+  );
 }
 
 function checkedCost(cost: unknown, adapter: string): number {

@@ -1,12 +1,21 @@
 /** Every option the adapters share, one entry each: its docs, its default and its check. */
+
+import { type DenyCacheOptions, denyCacheSettings } from '../deny-cache.js';
 import { type Duration, parseDuration } from '../duration.js';
+import { type InsuranceOptions, insuranceSettings } from '../insurance.js';
 import { type Policy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
 import { rejectUnknownNames } from '../unknown-names.js';
 import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
 import { HEADER_PROFILES, type HeaderProfile } from './headers.js';
-import type { AdapterSettings, LimitedMessage, PerRequest, RateLimitOptions } from './options.js';
+import type {
+  AdapterSettings,
+  LimitedMessage,
+  PerRequest,
+  RateLimitOptions,
+  StoreFailureAnswer,
+} from './options.js';
 import { byIp, type KeyFunction } from './request-keys.js';
 import { type Logger, WARNING_CODES, type WarningSwitches } from './warnings.js';
 import { limitOrZero } from './zero-limit.js';
@@ -51,6 +60,13 @@ const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const DEFAULT_LIMIT = 100;
 /** `window` when neither it nor `policies` is given: with {@link DEFAULT_LIMIT}, one token every 600 ms. */
 export const DEFAULT_WINDOW = '1m';
+
+const STORE_FAILURE_ANSWERS: readonly StoreFailureAnswer[] = ['insurance', 'allow', 'deny'];
+
+/** `onStoreError` as given: an answer, or a function of the error and the request. */
+type StoreFailureOption =
+  | StoreFailureAnswer
+  | ((error: unknown, request: unknown) => StoreFailureAnswer | Promise<StoreFailureAnswer>);
 
 /** A value as TypeScript writes it: `'draft-10'`, `false`. */
 const literal = (value: unknown) => (typeof value === 'string' ? `'${value}'` : String(value));
@@ -213,13 +229,43 @@ export const OPTION_TABLE = {
     type: '`boolean`',
     ...flag(false),
   },
+  onStoreError: {
+    doc: "when the store fails: the per-process insurance limiter decides (`'insurance'`), the request passes unlimited (`'allow'`), or the error goes to the framework (`'deny'`); see [Production](../../README.md#production)",
+    type: "`'insurance' | 'allow' | 'deny'` or `(error, {req}) => …` (may be async)",
+    default: "`'insurance'`",
+    check(value, { what }): StoreFailureOption | undefined {
+      if (value === undefined || typeof value === 'function') return value as StoreFailureOption | undefined;
+      if (STORE_FAILURE_ANSWERS.includes(value as StoreFailureAnswer)) return value as StoreFailureAnswer;
+      throw new TypeError(
+        `${what} must be 'insurance', 'allow', 'deny' or a function; got ${literal(value)}`,
+      );
+    },
+  },
+  insurance: {
+    doc: 'the insurance limiter: `instances` divides each limit among that many app servers',
+    type: '`{ instances?: number, maxKeys?: number }`',
+    default: '`{ instances: 1, maxKeys: 100_000 }`',
+    check: (value, { what }): InsuranceOptions | undefined =>
+      value === undefined ? undefined : insuranceSettings(value, what),
+  },
+  denyCache: {
+    doc: 'answer a client the store told to wait in process, until the wait is over; `false`: off',
+    type: '`false` or `{ maxKeys?: number }`',
+    default: '`{ maxKeys: 10_000 }` (none before a `MemoryStore`)',
+    check: (value, { what }): false | DenyCacheOptions | undefined =>
+      value === undefined ? undefined : denyCacheSettings(value, what),
+  },
   failOpen: {
-    doc: 'let requests through, unlimited, when the store fails or times out',
+    doc: "the older spelling of `onStoreError`: `true` is `'allow'`, `false` is `'deny'`",
     type: '`boolean`',
-    ...flag(true),
+    default: 'none',
+    check(value, { what }): boolean | undefined {
+      if (value === undefined || typeof value === 'boolean') return value;
+      throw new TypeError(`${what} must be true or false`);
+    },
   },
   timeout: {
-    doc: 'the longest a check waits for the store before it counts as failed',
+    doc: 'the longest a check waits for a store that gives no answer before it takes `onStoreError`; time this process spends busy does not count',
     type: '`number` (ms), a string as for `window`, or `false` (no limit)',
     default: "`'1s'`",
     check: (value, { what }): number | undefined =>

@@ -1,6 +1,8 @@
 /** The options every adapter shares: one public type, checked once by the option table into a resolved config. */
 import { createHash } from 'node:crypto';
+import type { DenyCacheOptions } from '../deny-cache.js';
 import { type Duration, parseDuration } from '../duration.js';
+import type { InsuranceOptions } from '../insurance.js';
 import { type Policy, type ResolvedPolicy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { rejectUnknownNames } from '../unknown-names.js';
@@ -19,6 +21,12 @@ import { PEER_OPTIONS } from './peer-options.js';
 import type { KeyFunction } from './request-keys.js';
 import type { Logger, WarningSwitches } from './warnings.js';
 import { isZeroLimit, limitOrZero, resolveZeroLimit } from './zero-limit.js';
+
+/**
+ * What a request gets when the store fails: the insurance limiter's decision, a pass without limit, or
+ * the store's error (see `onStoreError`).
+ */
+export type StoreFailureAnswer = 'insurance' | 'allow' | 'deny';
 
 /** A value, or a function of the request that returns it (possibly async). */
 export type PerRequest<Req, T> = T | ((request: Req) => T | Promise<T>);
@@ -63,18 +71,42 @@ export interface RateLimitOptions<Req> {
   cost?: PerRequest<Req, number>;
   /** Requests for which this returns true are not limited and get no headers. */
   skip?: (request: Req) => boolean | Promise<boolean>;
-  /** The standard header profile. Default: `'draft-10'` (see `HeaderProfile`). */
+  /** The standard header profile. Default: `'draft-11'` (see `HeaderProfile`). */
   headers?: HeaderProfile;
   /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (reset as Unix epoch seconds). Default: `false`. */
   legacyHeaders?: boolean;
   /** The 429 body instead of RFC 9457 problem details: a string (text/plain), an object (JSON), or a function. */
   message?: LimitedMessage<Req>;
   /**
-   * When the store fails or times out: `true` lets the request through (and logs), `false` hands the error
-   * to the framework's error handling. Default: `true` — a Redis outage should not take the API down.
+   * An older spelling of `onStoreError`: `true` is `'allow'`, `false` is `'deny'`. Not with `onStoreError`.
+   * Default: none (`onStoreError` decides).
    */
   failOpen?: boolean;
-  /** The longest a check may wait for the store before it counts as failed. Default: `'1s'`. `false`: no limit. */
+  /**
+   * What a request gets when the store fails (down, silent past `timeout`, or erroring):
+   * - `'insurance'` (default): the limiter's per-process insurance limiter decides, with headers and 429s
+   *   as usual; an outage loosens the limit to per-process counting instead of removing it;
+   * - `'allow'`: the request goes through, unlimited and without rate-limit headers;
+   * - `'deny'`: the store's error goes to the framework's error handling (a 500 by default);
+   * - a function of the error and the request returning one of these (sync or async).
+   */
+  onStoreError?:
+    | StoreFailureAnswer
+    | ((error: unknown, request: Req) => StoreFailureAnswer | Promise<StoreFailureAnswer>);
+  /**
+   * The insurance limiter: the same policies in this process's memory. `instances` divides each limit
+   * among that many app servers, so together they stay near the real limit. Default: `{ instances: 1 }`.
+   */
+  insurance?: InsuranceOptions;
+  /**
+   * Answer a client the store told to wait in process until the wait is over: no round trip while it
+   * keeps knocking. Default: `{ maxKeys: 10_000 }` (off in front of a `MemoryStore`). `false`: off.
+   */
+  denyCache?: false | DenyCacheOptions;
+  /**
+   * The longest a check waits for a store that gives no answer before it takes `onStoreError`. Time this
+   * process spends busy does not count. Default: `'1s'`. `false`: no limit.
+   */
   timeout?: Duration | false;
   /** Where warnings and store errors are logged. Default: `console` (Fastify: the app's logger). */
   logger?: Logger;
@@ -92,8 +124,12 @@ export interface RateLimitOptions<Req> {
 /** The options after validation, with defaults applied: each option as its check in the option table left it. */
 export type ResolvedRateLimitOptions<Req> = Omit<
   CheckedOptions,
-  'limit' | 'window' | 'burst' | 'policies' | 'name' | 'timeout'
+  'limit' | 'window' | 'burst' | 'policies' | 'name' | 'timeout' | 'failOpen' | 'onStoreError'
 > & {
+  /** `onStoreError`, or what `failOpen` means, or the default. */
+  readonly onStoreError:
+    | StoreFailureAnswer
+    | ((error: unknown, request: Req) => StoreFailureAnswer | Promise<StoreFailureAnswer>);
   /** The policies when they are the same for every request. */
   readonly policies: Policy | readonly Policy[] | undefined;
   /** Otherwise, the policy of a request (`limit` given as a function). */
@@ -147,6 +183,8 @@ export function resolveRateLimitOptions<Req>(
     policies,
     name,
     timeout,
+    failOpen,
+    onStoreError,
     ...rest
   } = checked;
   const staticPolicies =
@@ -163,6 +201,7 @@ export function resolveRateLimitOptions<Req>(
     policyOf: typeof limit === 'function' ? policyOfRequest(limit, window, burst, prefix) : undefined,
     name: name ?? defaultName(resolved, window, burst, settings),
     timeoutMs: timeout,
+    onStoreError: onStoreError ?? (failOpen === undefined ? 'insurance' : failOpen ? 'allow' : 'deny'),
   };
 }
 
@@ -202,6 +241,9 @@ function checkCombinations(checked: CheckedOptions, prefix: string): void {
   const { limit, window, burst, policies } = checked;
   if (policies !== undefined && (limit !== undefined || window !== undefined || burst !== undefined)) {
     throw new TypeError(`${prefix}: give either policies or limit/window/burst, not both`);
+  }
+  if (checked.failOpen !== undefined && checked.onStoreError !== undefined) {
+    throw new TypeError(`${prefix}: give either onStoreError or failOpen (its older spelling), not both`);
   }
   if (checked.handler !== undefined && checked.throwOnLimit) {
     throw new TypeError(`${prefix}: give either handler or throwOnLimit, not both`);

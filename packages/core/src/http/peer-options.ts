@@ -10,7 +10,7 @@ const KOA = 'koa-ratelimit';
 const FLEXIBLE = 'rate-limiter-flexible';
 
 const KEY = 'key (see byIp, byApiKey, byUser)';
-const HEADERS = "headers ('draft-10', 'draft-7', 'draft-6' or false)";
+const HEADERS = "headers ('draft-11', 'draft-10', 'draft-7', 'draft-6' or false)";
 const REDIS_STORE = 'store: new RedisStore({ client })';
 const NAMESPACE = "name (this limiter's namespace in the store)";
 const ALLOW = 'skip: (request) => true for requests that are not limited';

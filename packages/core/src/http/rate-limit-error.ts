@@ -1,34 +1,44 @@
 /** The error adapters throw (or pass to `next`) when `throwOnLimit` is set, for the app's error handler to render. */
 import type { RateLimitInfo } from './outcome.js';
+import { refusalStatus } from './problem.js';
 
 /**
- * A request was rate limited. Carries what an error handler needs: `statusCode`/`status` 429, the
- * headers to send (`Retry-After` included) and the decision. Koa's default error handling already sends
- * `status`, `headers` and `message`; Fastify's and Express's use `statusCode`.
+ * A request was refused by a rate limit. Carries what an error handler needs: the status, the headers to
+ * send (`Retry-After` included when a wait will do) and the decision. Koa's default error handling
+ * already sends `status`, `headers` and `message`; Fastify's and Express's use `statusCode`.
+ *
+ * Two kinds, told apart by `code` (or `info.decision.reason`):
+ * - `'TOLLGATE_RATE_LIMITED'`, status 429: too many requests; retry after `Retry-After`.
+ * - `'TOLLGATE_COST_EXCEEDS_CAPACITY'`, status 403: the request costs more than some policy can ever
+ *   hold, so no wait will let it through.
  *
  * @example
  * app.setErrorHandler((error, request, reply) => {
- *   if (error instanceof RateLimitError) return reply.code(429).send({ retryInMs: error.info.decision.retryAfterMs });
+ *   if (error instanceof RateLimitError) return reply.code(error.statusCode).send({ retryInMs: error.info.decision.retryAfterMs });
  *   throw error;
  * });
  */
 export class RateLimitError extends Error {
   override readonly name = 'RateLimitError';
-  /** Always 429. */
-  readonly statusCode = 429;
-  /** Always 429 (the name Koa and http-errors read). */
-  readonly status = 429;
+  /** 429, or 403 when the cost exceeds a capacity. */
+  readonly statusCode: 429 | 403;
+  /** The same as `statusCode` (the name Koa and http-errors read). */
+  readonly status: 429 | 403;
   /** The message is safe to show clients (Koa and http-errors read this). */
   readonly expose = true;
   /** A stable code for error handlers and logs. */
-  readonly code = 'TOLLGATE_RATE_LIMITED';
+  readonly code: 'TOLLGATE_RATE_LIMITED' | 'TOLLGATE_COST_EXCEEDS_CAPACITY';
 
   constructor(
-    /** The rate-limit headers of the answer, `Retry-After` included. */
+    /** The rate-limit headers of the answer, `Retry-After` included when a wait will do. */
     readonly headers: Readonly<Record<string, string>>,
     /** The limiter and its decision. */
     readonly info: RateLimitInfo,
   ) {
-    super('Too Many Requests');
+    const status = refusalStatus(info.decision);
+    super(status === 429 ? 'Too Many Requests' : 'Request Cost Exceeds Rate Limit Capacity');
+    this.statusCode = status;
+    this.status = status;
+    this.code = status === 429 ? 'TOLLGATE_RATE_LIMITED' : 'TOLLGATE_COST_EXCEEDS_CAPACITY';
   }
 }

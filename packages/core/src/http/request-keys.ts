@@ -1,5 +1,5 @@
 /** Who is limited: key functions that turn a request into an identity, the same in every framework. */
-import { hashIdentity } from '../identity.js';
+import { checkHmacKey, hashIdentity } from '../identity.js';
 import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
 
 /**
@@ -55,33 +55,74 @@ export function byIp<Req = unknown>(options: ByIpOptions = {}): KeyFunction<Req>
   };
 }
 
+/**
+ * Says whether an API key is real: `true` for a key the app issued and has not revoked, `false` (or
+ * `undefined`) for any other. Gets the key as the client sent it and the request. May be async. Runs on
+ * every request that carries a key, so keep it cheap (a cache, or keys whose signature can be checked
+ * without a lookup).
+ */
+export type VerifyApiKey<Req> = (
+  key: string,
+  request: Req,
+) => boolean | undefined | null | Promise<boolean | undefined | null>;
+
 /** Options of {@link byApiKey}. */
-export interface ByApiKeyOptions {
+export interface ByApiKeyOptions<Req = unknown> {
+  /**
+   * Required. Only a key for which this returns `true` gets a bucket of its own; for any other key
+   * `byApiKey` returns `undefined`, so `firstOf(byApiKey({ verify }), byIp())` charges the request to
+   * the client IP, and a made-up key never escapes the IP's limit. When a gateway in front of the app
+   * already rejects unknown keys, say so with `verify: () => true`.
+   */
+  verify: VerifyApiKey<Req>;
   /**
    * The header that carries the key. With `'authorization'`, only the `Bearer` scheme's token is used.
    * Default: `'x-api-key'`.
    */
   header?: string;
+  /**
+   * A secret of the app's, to hash keys with HMAC-SHA-256 instead of plain SHA-256 (see `hashIdentity`):
+   * use it when keys may be guessable. At least 16 bytes. Default: none.
+   */
+  hmacKey?: string | Uint8Array;
 }
 
 /**
- * Limits by API key. The key is hashed (SHA-256) before it goes anywhere: it never reaches the store or a
- * log in plain text. Returns `undefined` when the request carries no key.
+ * Limits by API key, for keys that `verify` accepts; returns `undefined` for a request without a key or
+ * with a key `verify` refuses, so the next key function of a {@link firstOf} applies. The key is hashed
+ * (SHA-256, or HMAC-SHA-256 with `hmacKey`) before it goes anywhere: it never reaches the store or a log
+ * in plain text, and a refused key is not hashed at all.
  *
  * @example
- * rateLimit({ limit: 1000, window: '1h', key: firstOf(byApiKey({ header: 'authorization' }), byIp()) });
+ * const verify = async (key: string) => (await db.apiKeys.findActive(key)) !== null;
+ * rateLimit({ limit: 1000, window: '1h', key: firstOf(byApiKey({ verify }), byIp()) });
  */
-export function byApiKey<Req = unknown>(options: ByApiKeyOptions = {}): KeyFunction<Req> {
-  const { header = 'x-api-key' } = options;
+export function byApiKey<Req = unknown>(options: ByApiKeyOptions<Req>): KeyFunction<Req> {
+  const { header = 'x-api-key', verify, hmacKey } = options ?? ({} as ByApiKeyOptions<Req>);
+  if (typeof verify !== 'function') {
+    throw new TypeError(
+      'byApiKey needs { verify }: a function that returns true for keys the app issued. Without it every ' +
+        'made-up key would get a bucket of its own. If a gateway in front already rejects unknown keys, ' +
+        'pass verify: () => true',
+    );
+  }
   if (typeof header !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(header)) {
     throw new TypeError(`byApiKey header must be a header name; got ${String(header)}`);
   }
+  if (hmacKey !== undefined) checkHmacKey(hmacKey, 'byApiKey hmacKey');
+  const hashOptions = hmacKey === undefined ? {} : { hmacKey };
   const name = header.toLowerCase();
   const bearer = name === 'authorization';
-  return function byApiKey(request, access) {
+  return async function byApiKey(request, access) {
     const value = access.header(request, name)?.trim();
     const secret = bearer ? /^Bearer\s+(\S+)$/i.exec(value ?? '')?.[1] : value;
-    return secret ? `key:${hashIdentity(secret)}` : undefined;
+    if (!secret) return undefined;
+    const verdict: unknown = await verify(secret, request);
+    if (verdict !== true && verdict !== false && verdict !== undefined && verdict !== null) {
+      // An app bug (returning a user object, say): fail loudly rather than guess either way.
+      throw new TypeError(`byApiKey verify must return true or false; got ${typeof verdict}`);
+    }
+    return verdict === true ? `key:${hashIdentity(secret, hashOptions)}` : undefined;
   };
 }
 
@@ -106,7 +147,7 @@ export function byUser<Req = unknown>(
  * The first key function that applies: e.g. the user when signed in, else the API key, else the IP.
  *
  * @example
- * firstOf(byUser((req) => req.user?.id), byApiKey(), byIp())
+ * firstOf(byUser((req) => req.user?.id), byApiKey({ verify }), byIp())
  */
 export function firstOf<Req = unknown>(...keys: KeyFunction<Req>[]): KeyFunction<Req> {
   if (keys.length === 0 || keys.some((key) => typeof key !== 'function')) {

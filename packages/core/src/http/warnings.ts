@@ -41,6 +41,13 @@ export type WarningSwitches = boolean | Partial<Record<WarningCode, boolean>>;
 /** Store errors repeat while the store is down: one line per interval, with a count of the rest. */
 const STORE_ERROR_INTERVAL_MS = 10_000;
 
+/** What a store failure means for requests, by the limiter's `onStoreError`. */
+const STORE_FAILURE_OUTCOMES = {
+  insurance: 'requests are limited by the per-process insurance limiter',
+  allow: 'requests pass unlimited',
+  deny: 'requests fail',
+} as const;
+
 /** Reports each warning code once, and store errors at most once per interval. */
 export class Warnings {
   readonly #logger: Logger;
@@ -67,7 +74,7 @@ export class Warnings {
   }
 
   /** Logs a store failure, throttled while failures repeat. */
-  storeError(error: unknown, failOpen: boolean): void {
+  storeError(error: unknown, answer: 'insurance' | 'allow' | 'deny'): void {
     if (!this.#enabled('TOLLGATE_STORE_ERROR')) return;
     const nowMs = Date.now();
     if (nowMs - this.#lastStoreErrorMs < STORE_ERROR_INTERVAL_MS) {
@@ -79,7 +86,7 @@ export class Warnings {
       : '';
     this.#lastStoreErrorMs = nowMs;
     this.#suppressedStoreErrors = 0;
-    const outcome = failOpen ? 'requests pass unlimited' : 'requests fail';
+    const outcome = STORE_FAILURE_OUTCOMES[answer];
     const reason = error instanceof Error ? error.message : String(error);
     this.#logger.error(`[TOLLGATE_STORE_ERROR] rate-limit store failed, ${outcome}: ${reason}${suppressed}`);
   }

@@ -76,6 +76,8 @@ export function zeroLimiter(policy: ResolvedPolicy, clock: (() => number) | unde
     capacity: 0,
     remaining: 0,
     resetMs: 0,
+    // Never, in truth; the window keeps `t` finite and true to draft-11: within it, at most `r` (0) requests.
+    nextTokenMs: policy.windowMs,
     retryAfterMs: undefined,
   });
   const policies = Object.freeze([state]);
@@ -91,6 +93,7 @@ export function zeroLimiter(policy: ResolvedPolicy, clock: (() => number) | unde
   });
   return {
     policies: Object.freeze([policy]),
+    insurancePolicies: Object.freeze([policy]), // it never asks the store, so it never needs insurance
     consume: refuse,
     peek: refuse,
     refund: async () => {},

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createHttpLimiter } from '../../src/http/http-limiter.js';
 import type { RateLimitOptions } from '../../src/http/options.js';
 import type { RateLimitInfo, RateLimitOutcome } from '../../src/http/outcome.js';
-import { QUOTA_EXCEEDED_TYPE } from '../../src/http/problem.js';
+import { COST_EXCEEDS_CAPACITY_TYPE, QUOTA_EXCEEDED_TYPE } from '../../src/http/problem.js';
 import { RateLimitError } from '../../src/http/rate-limit-error.js';
 import { byApiKey } from '../../src/http/request-keys.js';
 import {
@@ -78,7 +78,8 @@ describe('check', () => {
     await limiter.check(CLIENT);
     const limited = expectKind(await limiter.check(CLIENT), 'limited');
     expect(limited.headers['Retry-After']).toBe('30');
-    expect(rateLimitOf(limited)).toEqual({ '2-per-1m': { r: 0, t: 60 } });
+    // t: the next token, 30 s away (draft-10/11), not the full bucket, 60 s away (draft-09's meaning).
+    expect(rateLimitOf(limited)).toEqual({ '2-per-1m': { r: 0, t: 30 } });
     expect(limited.info.decision).toMatchObject({ allowed: false, reason: 'limited', retryAfterMs: 30_000 });
     expect((await limiter.check(OTHER_CLIENT)).kind).toBe('allowed');
     clock.nowMs += 30_000; // one token back: the limited request took none
@@ -107,9 +108,29 @@ describe('check', () => {
     expect(error.info.decision).toMatchObject({ allowed: false, retryAfterMs: 30_000 });
   });
 
+  it('hands a 403 RateLimitError of its own code with throwOnLimit when no wait will do', async () => {
+    const { limiter } = setup({ throwOnLimit: true, cost: 3 });
+    const outcome = expectKind(await limiter.check(CLIENT), 'error');
+    expect(outcome.error).toMatchObject({
+      name: 'RateLimitError',
+      status: 403,
+      statusCode: 403,
+      expose: true,
+      code: 'TOLLGATE_COST_EXCEEDS_CAPACITY',
+    });
+    expect(outcome.headers).not.toHaveProperty('Retry-After');
+  });
+
+  it('tells adapters the header profile of every outcome with headers', async () => {
+    expect(expectKind(await setup().limiter.check(CLIENT), 'allowed').profile).toBe('draft-11');
+    expect(expectKind(await setup({ headers: 'draft-6' }).limiter.check(CLIENT), 'allowed').profile).toBe(
+      'draft-6',
+    );
+  });
+
   it('charges a number cost', async () => {
     const { limiter } = setup({ limit: 5, cost: 2 });
-    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 3, t: 24 } });
+    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 3, t: 12 } });
     await limiter.check(CLIENT);
     expect((await limiter.check(CLIENT)).kind).toBe('limited');
   });
@@ -120,9 +141,9 @@ describe('check', () => {
       cost: async (request) => Number(request.headers?.['x-batch-size'] ?? 1),
     });
     expect(rateLimitOf(await limiter.check({ ...CLIENT, headers: { 'x-batch-size': '4' } }))).toEqual({
-      '5-per-1m': { r: 1, t: 48 },
+      '5-per-1m': { r: 1, t: 12 },
     });
-    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 0, t: 60 } });
+    expect(rateLimitOf(await limiter.check(CLIENT))).toEqual({ '5-per-1m': { r: 0, t: 12 } });
   });
 
   it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY, '2', undefined])(
@@ -153,7 +174,7 @@ describe('check', () => {
     expect((await limiter.check(free)).kind).toBe('limited');
     const proOutcomes = [await limiter.check(pro), await limiter.check(pro), await limiter.check(pro)];
     expect(proOutcomes.map((outcome) => outcome.kind)).toEqual(['allowed', 'allowed', 'allowed']);
-    expect(rateLimitOf(proOutcomes[2] as RateLimitOutcome)).toEqual({ '3-per-1m': { r: 0, t: 60 } });
+    expect(rateLimitOf(proOutcomes[2] as RateLimitOutcome)).toEqual({ '3-per-1m': { r: 0, t: 20 } });
     expect((await limiter.check(pro)).kind).toBe('limited');
     expect((await limiter.check(free)).kind).toBe('limited');
   });
@@ -211,7 +232,7 @@ describe('rejection', () => {
     const { limiter } = setup();
     const info = await limitedInfo(limiter, CLIENT);
     const rejection = await limiter.rejection(CLIENT, info);
-    expect(rejection).toMatchObject({ status: 429, contentType: 'application/problem+json; charset=utf-8' });
+    expect(rejection).toMatchObject({ status: 429, contentType: 'application/problem+json' });
     expect(JSON.parse(rejection.body)).toEqual({
       type: QUOTA_EXCEEDED_TYPE,
       title: 'Request cannot be satisfied as assigned quota has been exceeded',
@@ -267,12 +288,29 @@ describe('rejection', () => {
     ]);
   });
 
-  it('says in the default body that no wait will do when the cost exceeds the capacity', async () => {
+  it('answers 403 cost-exceeds-capacity problem details when no wait will do', async () => {
     const { limiter } = setup({ cost: 5 });
     const limited = expectKind(await limiter.check(CLIENT), 'limited');
-    const body = JSON.parse((await limiter.rejection(CLIENT, limited.info)).body);
-    expect(body.detail).toBe("This request costs 5 tokens, more than policy '2-per-1m' can ever hold (2).");
-    expect(body['violated-policies']).toEqual(['2-per-1m']);
+    const rejection = await limiter.rejection(CLIENT, limited.info);
+    expect(rejection).toMatchObject({ status: 403, contentType: 'application/problem+json' });
+    expect(JSON.parse(rejection.body)).toEqual({
+      type: COST_EXCEEDS_CAPACITY_TYPE,
+      title: 'Request costs more than a quota policy can ever allow',
+      status: 403,
+      detail: "This request costs 5 tokens, more than policy '2-per-1m' can ever hold (2).",
+      'violated-policies': ['2-per-1m'],
+      cost: 5,
+    });
+  });
+
+  it('answers 403 with the message option too when no wait will do', async () => {
+    const { limiter } = setup({ cost: 5, message: 'Too big.' });
+    const limited = expectKind(await limiter.check(CLIENT), 'limited');
+    expect(await limiter.rejection(CLIENT, limited.info)).toEqual({
+      status: 403,
+      contentType: 'text/plain; charset=utf-8',
+      body: 'Too big.',
+    });
   });
 });
 
@@ -289,7 +327,7 @@ describe('requests without a key', () => {
   });
 
   it('limits requests the key function found nothing for by client IP, and warns TOLLGATE_MISSING_KEY once', async () => {
-    const { limiter, warnings } = setup({ key: byApiKey() });
+    const { limiter, warnings } = setup({ key: byApiKey({ verify: (key) => key === 'k' }) });
     expect((await limiter.check(CLIENT)).kind).toBe('allowed');
     expect((await limiter.check(CLIENT)).kind).toBe('allowed');
     expect((await limiter.check(CLIENT)).kind).toBe('limited');
@@ -366,7 +404,7 @@ describe('warning switches', () => {
     await limiter.check({ socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '198.51.100.9' } });
     await limiter.check({ ip: '10.0.0.2', socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '1.2.3.4' } });
     const failing = setup({ warnings: false, store: failingStore(new Error('down')) });
-    expect((await failing.limiter.check(CLIENT)).kind).toBe('skipped');
+    expect((await failing.limiter.check(CLIENT)).kind).toBe('allowed');
     expect([...warnings, ...errors, ...failing.warnings, ...failing.errors]).toEqual([]);
   });
 
@@ -386,35 +424,54 @@ describe('warning switches', () => {
       store: failingStore(new Error('down')),
       warnings: { TOLLGATE_STORE_ERROR: false },
     });
-    expect((await limiter.check(CLIENT)).kind).toBe('skipped');
+    expect((await limiter.check(CLIENT)).kind).toBe('allowed');
     expect(errors).toEqual([]);
   });
 });
 
 describe('store failures', () => {
-  it('lets the request through and logs TOLLGATE_STORE_ERROR when the store fails, by default', async () => {
+  it('decides on the per-process insurance limiter by default, with headers, and logs once', async () => {
     const store = failingStore(new Error('ECONNREFUSED 127.0.0.1:6379'));
     const { limiter, errors, warnings } = setup({ store });
-    expect(await limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
-    expect(store.calls).toBe(1);
+    const first = expectKind(await limiter.check(CLIENT), 'allowed');
+    expect(first.info.decision.degraded).toBe(true);
+    expect(rateLimitOf(first)['2-per-1m']).toMatchObject({ r: 1 });
+    expectKind(await limiter.check(CLIENT), 'allowed');
+    const limited = expectKind(await limiter.check(CLIENT), 'limited');
+    expect(limited.headers['Retry-After']).toBe('30');
+    expect(store.calls).toBe(3);
     expect(errors).toEqual([
-      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: ECONNREFUSED 127.0.0.1:6379',
+      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests are limited by the per-process insurance limiter: ECONNREFUSED 127.0.0.1:6379',
     ]);
     expect(warnings).toEqual([]);
   });
 
-  it('logs one line for failures in a row', async () => {
-    const store = failingStore(new Error('down'));
-    const { limiter, errors } = setup({ store, failOpen: true });
-    expect((await limiter.check(CLIENT)).kind).toBe('skipped');
-    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('skipped');
-    expect(store.calls).toBe(2);
-    expect(errors).toHaveLength(1);
+  it('divides the insurance limit among instances, and says so in its headers', async () => {
+    const { limiter } = setup({
+      store: failingStore(new Error('down')),
+      limit: 10,
+      insurance: { instances: 4 },
+    });
+    const outcomes: RateLimitOutcome[] = [];
+    for (let i = 0; i < 4; i++) outcomes.push(await limiter.check(CLIENT));
+    expect(outcomes.map((o) => o.kind)).toEqual(['allowed', 'allowed', 'limited', 'limited']); // 10 / 4 → 2
+    // Its headers advertise the insurance's own quota, which is what decided.
+    const { headers } = expectKind(outcomes[0] as RateLimitOutcome, 'allowed');
+    expect(headers['RateLimit-Policy']).toBe('"10-per-1m";q=2;w=60');
   });
 
-  it("hands the store's error to the framework with failOpen: false", async () => {
+  it("lets the request through without headers with onStoreError: 'allow', logging one line for a run", async () => {
+    const store = failingStore(new Error('down'));
+    const { limiter, errors } = setup({ store, onStoreError: 'allow' });
+    expect(await limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
+    expect((await limiter.check(OTHER_CLIENT)).kind).toBe('skipped');
+    expect(store.calls).toBe(2);
+    expect(errors).toEqual(['[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: down']);
+  });
+
+  it("hands the store's error to the framework with onStoreError: 'deny'", async () => {
     const failure = new Error('READONLY You cannot write against a read only replica.');
-    const { limiter, errors } = setup({ store: failingStore(failure), failOpen: false });
+    const { limiter, errors } = setup({ store: failingStore(failure), onStoreError: 'deny' });
     expect(await limiter.check(CLIENT)).toEqual({ kind: 'error', headers: {}, error: failure });
     expect((await limiter.check(CLIENT)) as { error: unknown }).toHaveProperty('error', failure);
     expect(errors).toEqual([
@@ -422,25 +479,73 @@ describe('store failures', () => {
     ]);
   });
 
+  it('keeps failOpen as the older spelling of allow and deny', async () => {
+    const open = setup({ store: failingStore(new Error('down')), failOpen: true });
+    expect(await open.limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
+    const closed = setup({ store: failingStore(new Error('down')), failOpen: false });
+    expect((await closed.limiter.check(CLIENT)).kind).toBe('error');
+    expect(() => setup({ failOpen: true, onStoreError: 'allow' })).toThrow(/either onStoreError or failOpen/);
+  });
+
+  it('asks an onStoreError function per failure, with the error and the request', async () => {
+    const failure = new Error('down');
+    const seen: unknown[] = [];
+    const { limiter } = setup({
+      store: failingStore(failure),
+      onStoreError: async (error, request) => {
+        seen.push(error);
+        return request.headers?.['x-admin'] ? 'allow' : request.ip === CLIENT.ip ? 'deny' : 'insurance';
+      },
+    });
+    expect((await limiter.check({ ...CLIENT, headers: { 'x-admin': '1' } })).kind).toBe('skipped');
+    expect((await limiter.check(CLIENT)).kind).toBe('error');
+    expect(expectKind(await limiter.check(OTHER_CLIENT), 'allowed').info.decision.degraded).toBe(true);
+    expect(seen).toEqual([failure, failure, failure]);
+  });
+
+  it('hands a bad answer of the onStoreError function to the framework as the app bug it is', async () => {
+    const { limiter } = setup({
+      store: failingStore(new Error('down')),
+      onStoreError: () => 'open' as never,
+    });
+    await expect(limiter.check(CLIENT)).rejects.toThrow(/onStoreError function must return/);
+  });
+
+  it.each([
+    ['open', /onStoreError must be 'insurance', 'allow', 'deny' or a function/],
+    [true, /onStoreError must be/],
+  ])('rejects onStoreError %j at construction', (value, message) => {
+    expect(() => setup({ onStoreError: value as never })).toThrow(message);
+  });
+
+  it.each([
+    [{ insurance: { instances: 0 } }, /insurance.instances must be a positive whole number/],
+    [{ insurance: { instance: 2 } }, /insurance has an unknown field 'instance'/],
+    [{ denyCache: true }, /denyCache must be false or an object/],
+    [{ denyCache: { maxKeys: -1 } }, /denyCache.maxKeys must be a positive whole number/],
+  ])('rejects %j at construction', (options, message) => {
+    expect(() => setup(options as never)).toThrow(message);
+  });
+
   it('logs a store failure that is not an Error by its text', async () => {
     const store = { update: () => Promise.reject('NOSCRIPT'), reset: async () => {} };
-    const { limiter, errors } = setup({ store });
+    const { limiter, errors } = setup({ store, onStoreError: 'allow' });
     expect((await limiter.check(CLIENT)).kind).toBe('skipped');
     expect(errors).toEqual([
       '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: NOSCRIPT',
     ]);
   });
 
-  it('gives up on a store that does not answer within the timeout, then fails open', async () => {
+  it('gives up on a store that does not answer within the timeout, then takes the insurance', async () => {
     const { limiter, errors } = setup({ store: silentStore(), timeout: 20 });
-    expect(await limiter.check(CLIENT)).toEqual({ kind: 'skipped' });
+    expect(expectKind(await limiter.check(CLIENT), 'allowed').info.decision.degraded).toBe(true);
     expect(errors).toEqual([
-      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: rate-limit store did not answer within 20 ms',
+      '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests are limited by the per-process insurance limiter: rate-limit store did not answer within 20 ms',
     ]);
   });
 
-  it('hands the timeout to the framework with failOpen: false', async () => {
-    const { limiter } = setup({ store: silentStore(), timeout: '20ms', failOpen: false });
+  it("hands the timeout to the framework with onStoreError: 'deny'", async () => {
+    const { limiter } = setup({ store: silentStore(), timeout: '20ms', onStoreError: 'deny' });
     const outcome = expectKind(await limiter.check(CLIENT), 'error');
     expect(outcome.error).toBeInstanceOf(Error);
     expect((outcome.error as Error).message).toBe('rate-limit store did not answer within 20 ms');

@@ -18,7 +18,7 @@ describe('unknown options', () => {
     ['max', 'use limit'],
     ['keyGenerator', 'use key (see byIp, byApiKey, byUser)'],
     ['timeWindow', "use window (ms or '1m')"],
-    ['standardHeaders', "use headers ('draft-10', 'draft-7', 'draft-6' or false)"],
+    ['standardHeaders', "use headers ('draft-11', 'draft-10', 'draft-7', 'draft-6' or false)"],
   ])('rejects %s with a hint: %s', (option, hint) => {
     const attempt = () => build({ ...BASE, [option]: 1 } as Options);
     expect(attempt).toThrow(TypeError);

@@ -51,7 +51,11 @@ describe('option validation at construction', () => {
     ['cost', { ...BASE, cost: Number.POSITIVE_INFINITY }, /@tollgate\/test: cost must be/],
     ['cost', { ...BASE, cost: '2' as never }, /@tollgate\/test: cost must be/],
     ['skip', { ...BASE, skip: true as never }, /@tollgate\/test: skip must be a function/],
-    ['headers', { ...BASE, headers: 'draft-8' as never }, /@tollgate\/test: headers must be 'draft-10'/],
+    [
+      'headers',
+      { ...BASE, headers: 'draft-8' as never },
+      /@tollgate\/test: headers must be 'draft-11', 'draft-10'/,
+    ],
     ['headers', { ...BASE, headers: true as never }, /@tollgate\/test: headers must be/],
     ['legacyHeaders', { ...BASE, legacyHeaders: 'yes' as never }, /@tollgate\/test: legacyHeaders must be/],
     ['message', { ...BASE, message: null as never }, /@tollgate\/test: message must be a string, an object/],

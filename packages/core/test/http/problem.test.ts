@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/decision.js';
-import { PROBLEM_JSON, QUOTA_EXCEEDED_TYPE, quotaExceededProblem } from '../../src/http/problem.js';
+import {
+  COST_EXCEEDS_CAPACITY_TYPE,
+  costExceedsCapacityProblem,
+  PROBLEM_JSON,
+  problemDetails,
+  QUOTA_EXCEEDED_TYPE,
+  quotaExceededProblem,
+  refusalStatus,
+} from '../../src/http/problem.js';
 import { createLimiter } from '../../src/limiter.js';
 import { resolvePolicies } from '../../src/policy.js';
 import { storeOnClock } from './fixtures.js';
@@ -69,5 +77,40 @@ describe('quotaExceededProblem', () => {
     const levelUnits = [1_000, 0, 100 * 3_600_000]; // full, empty, full
     const decision = decide(policies, { applied: false, nowMs: 1_700_000_000_000, levelUnits }, 2);
     expect(quotaExceededProblem(decision)['violated-policies']).toEqual(['tiny', 'drained']);
+  });
+
+  it('says the same number of seconds as Retry-After, even when t makes that longer than the wait', async () => {
+    const { store } = storeOnClock();
+    const limiter = createLimiter({ store, policies: { limit: 1, window: '2s' } });
+    await limiter.consume('a');
+    const denied = await limiter.consume('a', { cost: 0.5 }); // half a token in 1 s; r grows in 2 s
+    expect(quotaExceededProblem(denied).detail).toBe('Too many requests: retry in 2 seconds.');
+  });
+});
+
+describe('costExceedsCapacityProblem', () => {
+  it('is a 403 problem of its own type, listing only the policies that can never hold the cost', async () => {
+    const { limiter } = limiterOnClock();
+    await limiter.consume('a', { cost: 2 }); // 'second' empty, 'minute' 3 left
+    const denied = await limiter.consume('a', { cost: 4 }); // 'second' holds 2 at most; 'minute' is merely short
+    expect(denied.reason).toBe('cost-exceeds-capacity');
+    expect(refusalStatus(denied)).toBe(403);
+    expect(problemDetails(denied)).toEqual(costExceedsCapacityProblem(denied));
+    expect(costExceedsCapacityProblem(denied)).toEqual({
+      type: COST_EXCEEDS_CAPACITY_TYPE,
+      title: 'Request costs more than a quota policy can ever allow',
+      status: 403,
+      detail: "This request costs 4 tokens, more than policy 'second' can ever hold (2).",
+      'violated-policies': ['second'],
+      cost: 4,
+    });
+  });
+
+  it('is not used for requests a wait will let through', async () => {
+    const { limiter } = limiterOnClock();
+    await limiter.consume('a', { cost: 2 });
+    const denied = await limiter.consume('a');
+    expect(refusalStatus(denied)).toBe(429);
+    expect(problemDetails(denied)).toEqual(quotaExceededProblem(denied));
   });
 });

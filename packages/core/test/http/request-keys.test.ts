@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { byApiKey, byIp, byUser, firstOf, type KeyFunction } from '../../src/http/request-keys.js';
+import {
+  type ByApiKeyOptions,
+  byApiKey,
+  byIp,
+  byUser,
+  firstOf,
+  type KeyFunction,
+} from '../../src/http/request-keys.js';
+import { hashIdentity } from '../../src/identity.js';
 import { type FakeRequest, fakeAccess } from './fixtures.js';
 
 const keyOf = (key: KeyFunction<FakeRequest>, request: FakeRequest) => key(request, fakeAccess);
@@ -46,40 +54,44 @@ describe('byIp', () => {
 
 describe('byApiKey', () => {
   const secret = 'sk_live_8f4b2c1d9e';
+  const issued = new Set([secret, `${secret}x`]);
+  const verify = (key: string) => issued.has(key);
+  const byIssuedKey = (options: Omit<ByApiKeyOptions<FakeRequest>, 'verify'> = {}) =>
+    byApiKey<FakeRequest>({ verify, ...options });
 
   it('keys by a hash of the x-api-key header that never contains the secret', async () => {
-    const identity = await keyOf(byApiKey(), { headers: { 'x-api-key': secret } });
+    const identity = await keyOf(byIssuedKey(), { headers: { 'x-api-key': secret } });
     expect(identity).toMatch(/^key:sha256:[A-Za-z0-9_-]{43}$/);
     expect(identity).not.toContain(secret);
     expect(identity).not.toContain(secret.slice(3));
   });
 
   it('gives equal secrets equal keys and different secrets different keys', async () => {
-    const key = byApiKey<FakeRequest>();
+    const key = byIssuedKey();
     const first = await keyOf(key, { headers: { 'x-api-key': secret } });
     expect(await keyOf(key, { headers: { 'x-api-key': secret } })).toBe(first);
     expect(await keyOf(key, { headers: { 'x-api-key': `${secret}x` } })).not.toBe(first);
   });
 
   it('ignores whitespace around the key', async () => {
-    const key = byApiKey<FakeRequest>();
+    const key = byIssuedKey();
     expect(await keyOf(key, { headers: { 'x-api-key': `  ${secret}\t` } })).toBe(
       await keyOf(key, { headers: { 'x-api-key': secret } }),
     );
   });
 
   it('reads the header it is given, by its lower-case name', async () => {
-    const key = byApiKey<FakeRequest>({ header: 'X-Tenant-Key' });
+    const key = byIssuedKey({ header: 'X-Tenant-Key' });
     expect(await keyOf(key, { headers: { 'x-tenant-key': secret } })).toBe(
-      await keyOf(byApiKey(), { headers: { 'x-api-key': secret } }),
+      await keyOf(byIssuedKey(), { headers: { 'x-api-key': secret } }),
     );
     expect(await keyOf(key, { headers: { 'x-api-key': secret } })).toBeUndefined();
   });
 
   it('reads only the Bearer token of the authorization header', async () => {
-    const key = byApiKey<FakeRequest>({ header: 'Authorization' });
+    const key = byIssuedKey({ header: 'Authorization' });
     const token = await keyOf(key, { headers: { authorization: `Bearer ${secret}` } });
-    expect(token).toBe(await keyOf(byApiKey(), { headers: { 'x-api-key': secret } }));
+    expect(token).toBe(await keyOf(byIssuedKey(), { headers: { 'x-api-key': secret } }));
     expect(await keyOf(key, { headers: { authorization: `bearer   ${secret} ` } })).toBe(token);
     expect(token).not.toContain(secret);
   });
@@ -87,21 +99,85 @@ describe('byApiKey', () => {
   it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Bearer a b', 'Token abc', 'abc'])(
     'ignores the authorization header %j',
     async (value) => {
-      expect(await keyOf(byApiKey({ header: 'authorization' }), { headers: { authorization: value } })).toBe(
-        undefined,
-      );
+      const key = byApiKey<FakeRequest>({ header: 'authorization', verify: () => true });
+      expect(await keyOf(key, { headers: { authorization: value } })).toBe(undefined);
     },
   );
 
   it.each([{}, { headers: {} }, { headers: { 'x-api-key': '' } }, { headers: { 'x-api-key': '   ' } }])(
-    'returns undefined for a request without a key: %j',
+    'returns undefined for a request without a key, without asking verify: %j',
     async (request) => {
-      expect(await keyOf(byApiKey(), request)).toBeUndefined();
+      const asked: string[] = [];
+      const key = byApiKey<FakeRequest>({ verify: (k) => asked.push(k) > 0 });
+      expect(await keyOf(key, request)).toBeUndefined();
+      expect(asked).toEqual([]);
     },
   );
 
+  it('returns undefined for a key verify refuses, so firstOf falls through to the IP', async () => {
+    const key = firstOf<FakeRequest>(byIssuedKey(), byIp());
+    const made_up = { ip: '203.0.113.7', headers: { 'x-api-key': 'sk_live_guess' } };
+    expect(await keyOf(key, made_up)).toBe('ip:203.0.113.7');
+    expect(await keyOf(key, { ...made_up, headers: { 'x-api-key': secret } })).toMatch(/^key:sha256:/);
+  });
+
+  it('awaits an async verify and hands it the key and the request', async () => {
+    const seen: [string, FakeRequest][] = [];
+    const key = byApiKey<FakeRequest>({
+      verify: async (k, request) => {
+        seen.push([k, request]);
+        return request.user === 'owner';
+      },
+    });
+    const request = { user: 'owner', headers: { 'x-api-key': secret } };
+    expect(await keyOf(key, request)).toMatch(/^key:sha256:/);
+    expect(await keyOf(key, { headers: { 'x-api-key': secret } })).toBeUndefined();
+    expect(seen[0]).toEqual([secret, request]);
+  });
+
+  it.each([false, undefined, null])('treats a verify result of %j as refused', async (verdict) => {
+    const key = byApiKey<FakeRequest>({ verify: () => verdict });
+    expect(await keyOf(key, { headers: { 'x-api-key': secret } })).toBeUndefined();
+  });
+
+  it.each([1, 'yes', { id: 7 }])(
+    'throws when verify returns %j instead of true or false',
+    async (verdict) => {
+      const key = byApiKey<FakeRequest>({ verify: () => verdict as never });
+      await expect(keyOf(key, { headers: { 'x-api-key': secret } })).rejects.toThrow(
+        /byApiKey verify must return true or false/,
+      );
+    },
+  );
+
+  it('hashes with HMAC-SHA-256 under hmacKey, so the store cannot be searched for guessable keys', async () => {
+    const hmacKey = 'a-secret-of-the-app-0123456789abcdef';
+    const identity = await keyOf(byIssuedKey({ hmacKey }), { headers: { 'x-api-key': secret } });
+    expect(identity).toBe(`key:${hashIdentity(secret, { hmacKey })}`);
+    expect(identity).toMatch(/^key:hmac-sha256:[A-Za-z0-9_-]{43}$/);
+    expect(identity).not.toBe(await keyOf(byIssuedKey(), { headers: { 'x-api-key': secret } }));
+    expect(identity).not.toBe(
+      await keyOf(byIssuedKey({ hmacKey: `${hmacKey}2` }), { headers: { 'x-api-key': secret } }),
+    );
+  });
+
+  it.each([undefined, {}, { header: 'x-api-key' }, { verify: true }])(
+    'refuses to be built without a verify function: %j',
+    (options) => {
+      expect(() => byApiKey(options as never)).toThrow(
+        /byApiKey needs \{ verify \}: .* every made-up key would get a bucket of its own/,
+      );
+    },
+  );
+
+  it.each(['', 'short', Buffer.alloc(15), 42])('rejects the hmacKey %j', (hmacKey) => {
+    expect(() => byIssuedKey({ hmacKey: hmacKey as never })).toThrow(
+      /byApiKey hmacKey must be a string or bytes of at least 16 bytes/,
+    );
+  });
+
   it.each(['', 'x api key', 'x-api-key:', 'ключ', 42])('rejects the header name %j', (header) => {
-    expect(() => byApiKey({ header: header as never })).toThrow(/byApiKey header must be a header name/);
+    expect(() => byIssuedKey({ header: header as never })).toThrow(/byApiKey header must be a header name/);
   });
 });
 
@@ -144,7 +220,7 @@ describe('byUser', () => {
 describe('firstOf', () => {
   const key = firstOf<FakeRequest>(
     byUser((request) => request.user),
-    byApiKey(),
+    byApiKey({ verify: (k) => k === 'k' }),
     byIp(),
   );
 
@@ -154,7 +230,7 @@ describe('firstOf', () => {
   });
 
   it('falls through to the next when one returns undefined', async () => {
-    const apiKey = await keyOf(byApiKey(), { headers: { 'x-api-key': 'k' } });
+    const apiKey = await keyOf(byApiKey({ verify: () => true }), { headers: { 'x-api-key': 'k' } });
     expect(await keyOf(key, { headers: { 'x-api-key': 'k' }, ip: '10.0.0.1' })).toBe(apiKey);
     expect(await keyOf(key, { ip: '10.0.0.1' })).toBe('ip:10.0.0.1');
   });

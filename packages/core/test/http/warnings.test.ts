@@ -37,18 +37,18 @@ describe('Warnings.storeError', () => {
   it('logs one line per 10 s while failures repeat, then counts the ones it held back', () => {
     const { logger, errors } = recordingLogger();
     const reporter = new Warnings(logger, true);
-    reporter.storeError(new Error('down'), true);
-    reporter.storeError(new Error('down'), true);
+    reporter.storeError(new Error('down'), 'allow');
+    reporter.storeError(new Error('down'), 'allow');
     vi.advanceTimersByTime(9_999);
-    reporter.storeError(new Error('down'), true);
+    reporter.storeError(new Error('down'), 'allow');
     expect(errors).toEqual(['[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: down']);
     vi.advanceTimersByTime(1);
-    reporter.storeError(new Error('still down'), false);
+    reporter.storeError(new Error('still down'), 'deny');
     expect(errors[1]).toBe(
       '[TOLLGATE_STORE_ERROR] rate-limit store failed, requests fail: still down (2 more since the last report)',
     );
     vi.advanceTimersByTime(10_000);
-    reporter.storeError(new Error('again'), true);
+    reporter.storeError(new Error('again'), 'allow');
     expect(errors[2]).toBe('[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: again');
     expect(errors).toHaveLength(3);
   });
@@ -56,7 +56,7 @@ describe('Warnings.storeError', () => {
   it('logs nothing with warnings switched off', () => {
     const { logger, errors, warnings } = recordingLogger();
     const reporter = new Warnings(logger, false);
-    reporter.storeError(new Error('down'), true);
+    reporter.storeError(new Error('down'), 'allow');
     reporter.once('TOLLGATE_MISSING_IP', 'x');
     expect([...errors, ...warnings]).toEqual([]);
   });

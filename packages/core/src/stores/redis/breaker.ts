@@ -26,8 +26,10 @@ export class CircuitBreaker {
   #state: BreakerState = 'closed';
   #failures = 0;
   #openedAtMs = 0;
-  /** Opened because the connection was lost: the first call once it is back is the probe, at once. */
+  /** Opened because the connection was lost: the client's own reconnect closes it, with no probe. */
   #awaitingConnection = false;
+  /** An incident was reported and its end not yet. */
+  #incident = false;
   #incidentStartMs = 0;
   #fallbacks = 0;
 
@@ -48,18 +50,19 @@ export class CircuitBreaker {
   admit(connected: boolean): boolean {
     const nowMs = performance.now();
     if (!connected) {
-      // No probe while there is no connection; the first call once it is back is the probe.
       if (this.#state === 'closed') this.#open('the client is not connected', nowMs);
       this.#state = 'open';
       this.#awaitingConnection = true;
     } else if (this.#state === 'closed') {
       return true;
-    } else if (
-      this.#state === 'open' &&
-      (this.#awaitingConnection || nowMs - this.#openedAtMs >= this.#settings.cooldownMs)
-    ) {
-      this.#state = 'probing';
+    } else if (this.#awaitingConnection) {
+      // The client reconnected, which proves Redis answers: every check may go, not just one probe
+      // (the others would take the fallback meanwhile, and be counted in two places).
+      this.#state = 'closed';
       this.#awaitingConnection = false;
+      return true;
+    } else if (this.#state === 'open' && nowMs - this.#openedAtMs >= this.#settings.cooldownMs) {
+      this.#state = 'probing';
       return true;
     }
     this.#fallbacks++;
@@ -69,8 +72,9 @@ export class CircuitBreaker {
   /** The store answered: it is healthy again. */
   succeeded(): void {
     this.#failures = 0;
-    if (this.#state === 'closed') return;
     this.#state = 'closed';
+    if (!this.#incident) return;
+    this.#incident = false;
     this.#events.recovered(performance.now() - this.#incidentStartMs, this.#fallbacks);
   }
 
@@ -89,6 +93,8 @@ export class CircuitBreaker {
   #open(reason: string, nowMs: number): void {
     this.#state = 'open';
     this.#openedAtMs = nowMs;
+    if (this.#incident) return; // reopened before it recovered: the same incident
+    this.#incident = true;
     this.#incidentStartMs = nowMs;
     this.#fallbacks = 0;
     this.#events.opened(reason);

@@ -2,6 +2,7 @@
 import { createLimiter, hashIdentity, MemoryStore, RedisStore } from '@tollgate/core';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { clusterSlot } from '../../packages/core/src/stores/redis/cluster-slot.js';
 import { connectCluster, connectRedis, uniquePrefix } from '../harness/clients.js';
 
 const redis: Redis = await connectRedis();
@@ -155,6 +156,37 @@ describe('RedisStore', () => {
       }
     },
   );
+
+  it('decides concurrent checks in one script call, and one refused key fails only its own check', async () => {
+    const prefix = uniquePrefix('batch');
+    const store = new RedisStore({ client: redis, prefix });
+    const limiter = createLimiter({ store, policies: { limit: 2, window: '1h' }, onStoreError: 'throw' });
+    await limiter.consume('bad');
+    const [badKey] = await redis.keys(`${prefix}*`);
+    await redis.del(badKey as string);
+    await redis.hset(badKey as string, 'not', 'a bucket');
+    const outcomes = await Promise.allSettled(['a', 'bad', 'b', 'a', 'a'].map((key) => limiter.consume(key)));
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.allowed : 'error'))).toEqual([
+      true,
+      'error',
+      true,
+      true,
+      false,
+    ]);
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toMatch(/WRONGTYPE/);
+  });
+
+  it('groups checks by the slot Redis Cluster gives their keys', async () => {
+    const cluster = await connectCluster();
+    try {
+      const keys = ['tollgate:{login/ip:10.0.0.1}:abc', 'plain', '{}x', 'a{}b{c}', 'ü{ñ}', 'x{}'];
+      for (const key of keys) {
+        expect(clusterSlot(key), key).toBe(await cluster.call('CLUSTER', 'KEYSLOT', key));
+      }
+    } finally {
+      cluster.disconnect();
+    }
+  });
 
   it('rejects bad options at construction', () => {
     expect(() => new RedisStore({ client: { evalsha: async () => 0 } } as never)).toThrow(

@@ -4,10 +4,11 @@
  */
 import { StoreUnavailableError } from './store-error.js';
 
-interface Watched {
-  readonly deadlineMs: number;
+/** A call being watched: given up on once `deadlineMs` (this process's monotonic clock) has passed. */
+export interface Watched {
+  deadlineMs: number;
   readonly timeoutMs: number;
-  readonly reject: (error: Error) => void;
+  readonly expired: (error: StoreUnavailableError) => void;
 }
 
 /**
@@ -21,15 +22,31 @@ export class DeadlineWatch {
   #timer: NodeJS.Timeout | undefined;
   #armedForMs = Number.POSITIVE_INFINITY;
 
+  /** Starts watching: `expired` is called once `timeoutMs` has passed, unless {@link stop} comes first. */
+  start(timeoutMs: number, expired: Watched['expired']): Watched {
+    const watched: Watched = { deadlineMs: performance.now() + timeoutMs, timeoutMs, expired };
+    this.#pending.add(watched);
+    this.#arm(watched.deadlineMs);
+    return watched;
+  }
+
+  /** Gives a watched call its whole timeout again from now: it has just been sent. */
+  restart(watched: Watched): void {
+    watched.deadlineMs = performance.now() + watched.timeoutMs;
+  }
+
+  /** Stops watching; `true` if it was still watched (not yet expired). */
+  stop(watched: Watched): boolean {
+    return this.#pending.delete(watched);
+  }
+
   /** `reply`, or a `StoreUnavailableError` once `timeoutMs` has passed without it. */
   watch<T>(reply: Promise<T>, timeoutMs: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const watched: Watched = { deadlineMs: performance.now() + timeoutMs, timeoutMs, reject };
-      this.#pending.add(watched);
-      this.#arm(watched.deadlineMs);
+      const watched = this.start(timeoutMs, reject);
       reply.then(
-        (value) => this.#pending.delete(watched) && resolve(value),
-        (error: unknown) => this.#pending.delete(watched) && reject(error),
+        (value) => this.stop(watched) && resolve(value),
+        (error: unknown) => this.stop(watched) && reject(error),
       );
     });
   }
@@ -57,7 +74,7 @@ export class DeadlineWatch {
         continue;
       }
       this.#pending.delete(watched);
-      watched.reject(
+      watched.expired(
         new StoreUnavailableError(`rate-limit store did not answer within ${watched.timeoutMs} ms`),
       );
     }

@@ -3,6 +3,7 @@ import {
   type ConnectionState,
   evalshaThenEval,
   type IoRedisClientLike,
+  type IoRedisPipelineLike,
   type LuaScript,
   type Queueing,
   type RedisClientAdapter,
@@ -24,11 +25,29 @@ export class IoRedisAdapter implements RedisClientAdapter {
     this.#client = client;
   }
 
-  runScript({ sha1, source }: LuaScript, key: string, args: readonly string[]): Promise<unknown> {
+  get clustered(): boolean {
+    return this.#client.isCluster === true;
+  }
+
+  runScript({ sha1, source }: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
     return evalshaThenEval(
-      () => this.#client.evalsha(sha1, 1, key, ...args),
-      () => this.#client.eval(source, 1, key, ...args),
+      () => this.#now('evalsha', sha1, keys.length, ...keys, ...args),
+      () => this.#now('eval', source, keys.length, ...keys, ...args),
     );
+  }
+
+  /**
+   * The command through an explicit pipeline when the client has one, so it is written now: ioredis's
+   * auto-pipelining holds a command back while an earlier pipeline's answers are unread.
+   */
+  async #now(command: 'evalsha' | 'eval', script: string, ...args: (string | number)[]): Promise<unknown> {
+    if (typeof this.#client.pipeline !== 'function')
+      return this.#client[command](script, ...(args as [number]));
+    const pipeline = this.#client.pipeline() as IoRedisPipelineLike;
+    pipeline[command](script, ...args);
+    const [[error, reply] = [null, undefined]] = (await pipeline.exec()) ?? [];
+    if (error) throw error;
+    return reply;
   }
 
   del(key: string): Promise<unknown> {

@@ -33,10 +33,15 @@ export class NodeRedisAdapter implements RedisClientAdapter {
     if (this.#cluster === undefined && !this.#connected()) void this.firstReady();
   }
 
-  runScript({ sha1, source }: LuaScript, key: string, args: readonly string[]): Promise<unknown> {
+  get clustered(): boolean {
+    return this.#cluster !== undefined;
+  }
+
+  runScript({ sha1, source }: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    const count = String(keys.length);
     return evalshaThenEval(
-      () => this.#send(key, ['EVALSHA', sha1, '1', key, ...args]),
-      () => this.#send(key, ['EVAL', source, '1', key, ...args]),
+      () => this.#send(keys[0], ['EVALSHA', sha1, count, ...keys, ...args]),
+      () => this.#send(keys[0], ['EVAL', source, count, ...keys, ...args]),
     );
   }
 

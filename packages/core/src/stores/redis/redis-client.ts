@@ -19,8 +19,22 @@ export interface IoRedisClientLike {
   call?(command: string, ...args: (string | number)[]): Promise<unknown>;
   /** Starts connecting a client made with `lazyConnect`. */
   connect?(): Promise<unknown>;
+  /**
+   * An explicit pipeline, which ioredis writes at once: its auto-pipelining would hold a command back
+   * while an earlier pipeline's answers are unread, so a busy process would send checks late.
+   */
+  pipeline?(): unknown;
+  /** `true` for an ioredis `Cluster`. */
+  readonly isCluster?: boolean;
   /** Events, to learn when the first connection is ready. */
   once?(event: 'ready', listener: () => void): unknown;
+}
+
+/** An ioredis pipeline, as far as the store uses it (`IoRedisClientLike.pipeline()` returns one). */
+export interface IoRedisPipelineLike {
+  evalsha(...args: (string | number)[]): unknown;
+  eval(...args: (string | number)[]): unknown;
+  exec(): Promise<[Error | null, unknown][] | null>;
 }
 
 /**
@@ -85,8 +99,14 @@ export interface Queueing {
  * disconnected, the breaker, deadlines, the setup warnings) is written once, against this.
  */
 export interface RedisClientAdapter {
-  /** Runs `script` with one key: EVALSHA, and EVAL (which caches it again) only when Redis answers NOSCRIPT. */
-  runScript(script: LuaScript, key: string, args: readonly string[]): Promise<unknown>;
+  /**
+   * Runs `script` with these keys (one slot, on a Cluster): EVALSHA, and EVAL (which caches it again)
+   * only when Redis answers NOSCRIPT. Written at once, whatever else is on its way: the store times
+   * each call from when it is sent.
+   */
+  runScript(script: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** Whether keys of different slots must go in different calls. */
+  readonly clustered: boolean;
   /** Deletes one key. */
   del(key: string): Promise<unknown>;
   /** Whether a check may go now; read before every call. */

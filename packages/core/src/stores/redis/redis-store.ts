@@ -10,7 +10,9 @@ import { StoreUnavailableError } from '../../store-error.js';
 import { policySetKey } from '../policy-set-key.js';
 import { adaptRedisClient } from './adapt-client.js';
 import { CircuitBreaker } from './breaker.js';
+import { clusterSlot } from './cluster-slot.js';
 import type { LuaScript, RedisClientAdapter, RedisClientLike } from './redis-client.js';
+import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
 import { ServerClockOffset } from './server-clock.js';
 import { checkEvictionPolicy, checkQueueing } from './setup-checks.js';
 
@@ -48,8 +50,18 @@ const SCRIPT: LuaScript = {
   sha1: createHash('sha1').update(TOKEN_BUCKET_LUA).digest('hex'),
 };
 
-/** The script's first reply field when it ran past its deadline and changed nothing. */
+/** The script's first answer field for a check that ran past its deadline and changed nothing. */
 const EXPIRED = -1;
+/** …and for a check whose key Redis refused (another type, no memory to write): it changed nothing. */
+const REFUSED = -2;
+
+/** The most checks in one script call: about a millisecond of Redis's time. */
+const MAX_BATCH = 200;
+
+/** Redis refused one check's key (WRONGTYPE, OOM): the other checks of its batch were decided. */
+class RefusedCheckError extends Error {
+  override readonly name = 'ReplyError';
+}
 
 /**
  * A store on Redis or Redis Cluster. Every `update` is one EVALSHA of an atomic script (EVAL only after
@@ -81,10 +93,10 @@ export class RedisStore implements Store {
   readonly clock: (() => number) | undefined;
   readonly #client: RedisClientAdapter;
   readonly #prefix: string;
-  readonly #policyArgs = new WeakMap<readonly ResolvedPolicy[], string[]>();
   readonly #warnings: Warnings;
   readonly #breaker: CircuitBreaker;
   readonly #watch = new DeadlineWatch();
+  readonly #batcher: ScriptBatcher;
   readonly #offset = new ServerClockOffset();
   #serverChecked = false;
   #queueingChecked = false;
@@ -114,6 +126,13 @@ export class RedisStore implements Store {
       throw new TypeError('RedisStore logger must have warn and error methods');
     }
     this.#client = adapter;
+    this.#batcher = new ScriptBatcher({
+      send: (keys, args) => adapter.runScript(SCRIPT, keys, args) as Promise<unknown[]>,
+      groupOf: adapter.clustered ? clusterSlot : () => 0,
+      deadlineArg: (sentAtMs, timeoutMs) => this.#deadline(sentAtMs, timeoutMs),
+      watch: this.#watch,
+      maxBatch: MAX_BATCH,
+    });
     this.#prefix = prefix;
     this.clock = clock;
     this.#warnings = new Warnings(logger, warnings);
@@ -138,34 +157,36 @@ export class RedisStore implements Store {
   async update({ key, policies, cost, mode, timeoutMs }: BucketRequest): Promise<BucketResult> {
     const storeKey = this.#keyOf(key, policies);
     const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
-    let sentAtMs = 0;
-    const reply = (await this.#call(timeoutMs, () => {
-      sentAtMs = Date.now();
-      const deadline = this.#deadline(sentAtMs, timeoutMs);
-      const args = [nowArg, deadline, String(cost), mode, ...this.#argsOf(policies)];
-      return this.#client.runScript(SCRIPT, storeKey, args);
-    })) as unknown[];
-    const status = Number(reply[0]);
-    const nowMs = Number(reply[1]);
+    const check = { key: storeKey, policies, nowArg, cost, mode, timeoutMs };
+    // The batcher gives up on the check itself, timing it from when it is really written.
+    const { answer, sentAtMs } = (await this.#call(
+      timeoutMs,
+      () => this.#batcher.run(check),
+      false,
+    )) as ScriptAnswer;
+    const status = Number(answer[0]);
+    const nowMs = Number(answer[1]);
     if (this.clock === undefined) {
       if (status === EXPIRED) this.#offset.forget(); // our bound was too early: the server's clock stepped
       this.#offset.sample(nowMs, sentAtMs);
     }
-    if (status === EXPIRED) {
-      this.#breaker.failed('checks ran after their deadline', false);
+    if (status === EXPIRED || status === REFUSED) {
+      const why = status === EXPIRED ? 'checks ran after their deadline' : String(answer[2]);
+      this.#breaker.failed(why, false);
+      if (status === REFUSED) throw new RefusedCheckError(why);
       throw new StoreUnavailableError(`Redis ran the check after its ${timeoutMs} ms deadline`, {
         reported: !this.#breaker.closed,
       });
     }
     this.#breaker.succeeded();
     if (!this.#serverChecked) this.#checkServer();
-    return { applied: status === 1, nowMs, levelUnits: reply.slice(2).map(Number) };
+    return { applied: status === 1, nowMs, levelUnits: answer.slice(2).map(Number) };
   }
 
   /** {@inheritDoc Store.reset} */
   async reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void> {
     const storeKey = this.#keyOf(key, policies);
-    await this.#call(undefined, () => this.#client.del(storeKey));
+    await this.#call(undefined, () => this.#client.del(storeKey), false);
     this.#breaker.succeeded();
   }
 
@@ -184,8 +205,11 @@ export class RedisStore implements Store {
     }
   }
 
-  /** Sends through the breaker, gives up after `timeoutMs`, and records failures. */
-  async #call(timeoutMs: number | undefined, send: () => Promise<unknown>): Promise<unknown> {
+  /**
+   * Sends through the breaker (waiting up to `timeoutMs` for a first connection), gives up on the answer
+   * after `timeoutMs` if asked to `watch` it, and records failures.
+   */
+  async #call(timeoutMs: number | undefined, send: () => Promise<unknown>, watch: boolean): Promise<unknown> {
     if (this.#client.state() === 'starting') await this.#firstConnection(timeoutMs);
     if (!this.#breaker.admit(this.#client.state() === 'ready')) {
       throw new StoreUnavailableError('Redis is unavailable; the circuit breaker is open', {
@@ -193,7 +217,7 @@ export class RedisStore implements Store {
       });
     }
     try {
-      return timeoutMs === undefined ? await send() : await this.#watch.watch(send(), timeoutMs);
+      return !watch || timeoutMs === undefined ? await send() : await this.#watch.watch(send(), timeoutMs);
     } catch (error) {
       // Redis refusing one command (WRONGTYPE, OOM) counts towards the threshold; silence or a lost
       // connection opens the breaker at once.
@@ -223,15 +247,6 @@ export class RedisStore implements Store {
       throw new TypeError(`RedisStore keys must not hold '{' or '}' (limiters encode them); got ${owner}`);
     }
     return `${this.#prefix}{${owner}}:${policySetKey(policies)}`;
-  }
-
-  #argsOf(policies: readonly ResolvedPolicy[]): string[] {
-    let args = this.#policyArgs.get(policies);
-    if (args === undefined) {
-      args = policies.flatMap((p) => [String(p.limit), String(p.windowMs), String(p.capacityUnits)]);
-      this.#policyArgs.set(policies, args);
-    }
-    return args;
   }
 
   /** Once, after the first answer: warns if Redis may evict live buckets (or, late, if the client queues). */

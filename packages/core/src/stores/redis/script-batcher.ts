@@ -1,0 +1,159 @@
+/**
+ * Sends checks to Redis in batches that Tollgate controls: a check is written at once when nothing is on
+ * its way to that slot, and checks that arrive while a batch is on its way go together in the next one,
+ * as one script call. Redis pays its per-command cost once per batch, and — unlike a client's own
+ * auto-pipelining — each check's deadline starts when it is really written.
+ */
+import type { DeadlineWatch, Watched } from '../../deadline-watch.js';
+import type { ResolvedPolicy } from '../../policy.js';
+import type { BucketMode } from '../../store.js';
+import type { StoreUnavailableError } from '../../store-error.js';
+
+/** Runs the batch script with these keys and arguments; resolves to one answer per key. */
+export type SendBatch = (keys: string[], args: string[]) => Promise<unknown[]>;
+
+/** One check for the script (see `token-bucket.lua.ts` for what each field means there). */
+export interface ScriptCheck {
+  readonly key: string;
+  readonly policies: readonly ResolvedPolicy[];
+  /** The store's clock, or `''` for the server's. */
+  readonly nowArg: string;
+  readonly cost: number;
+  readonly mode: BucketMode;
+  readonly timeoutMs: number | undefined;
+}
+
+/** What the script answered for a check, and when the check was written (`Date.now()`). */
+export interface ScriptAnswer {
+  readonly answer: unknown[];
+  readonly sentAtMs: number;
+}
+
+/** How the batcher reaches Redis and the store's rules. */
+export interface BatcherSettings {
+  readonly send: SendBatch;
+  /** Checks of one group may share a script call: one group for a single Redis, one per slot on a Cluster. */
+  readonly groupOf: (key: string) => number;
+  /** The deadline argument of a check written at `sentAtMs`. */
+  readonly deadlineArg: (sentAtMs: number, timeoutMs: number | undefined) => string;
+  readonly watch: DeadlineWatch;
+  /** The most checks in one script call, so that no call keeps Redis busy for long. */
+  readonly maxBatch: number;
+}
+
+interface Queued extends ScriptCheck {
+  sentAtMs: number;
+  watched: Watched | undefined;
+  done: boolean;
+  readonly resolve: (answer: ScriptAnswer) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface Group {
+  readonly queue: Queued[];
+  inFlight: number;
+  scheduled: boolean;
+}
+
+export class ScriptBatcher {
+  readonly #settings: BatcherSettings;
+  readonly #groups = new Map<number, Group>();
+  readonly #policyArgs = new WeakMap<readonly ResolvedPolicy[], string[]>();
+
+  constructor(settings: BatcherSettings) {
+    this.#settings = settings;
+  }
+
+  /**
+   * Queues a check. It is given up on (rejecting with `StoreUnavailableError`) when it has waited
+   * `timeoutMs` to be written, or `timeoutMs` since it was written, with no answer.
+   */
+  run(check: ScriptCheck): Promise<ScriptAnswer> {
+    return new Promise<ScriptAnswer>((resolve, reject) => {
+      const queued: Queued = { ...check, sentAtMs: 0, watched: undefined, done: false, resolve, reject };
+      if (check.timeoutMs !== undefined) {
+        queued.watched = this.#settings.watch.start(check.timeoutMs, (error: StoreUnavailableError) =>
+          this.#settle(queued, undefined, error),
+        );
+      }
+      const group = this.#groupOf(check.key);
+      group.queue.push(queued);
+      if (group.inFlight === 0 && !group.scheduled) {
+        group.scheduled = true;
+        process.nextTick(this.#flush, group);
+      }
+    });
+  }
+
+  #groupOf(key: string): Group {
+    const id = this.#settings.groupOf(key);
+    let group = this.#groups.get(id);
+    if (group === undefined) {
+      group = { queue: [], inFlight: 0, scheduled: false };
+      this.#groups.set(id, group);
+    }
+    return group;
+  }
+
+  /** Writes everything queued in the group, in calls of at most `maxBatch` checks. */
+  readonly #flush = (group: Group): void => {
+    group.scheduled = false;
+    const waiting = group.queue.splice(0).filter((queued) => !queued.done);
+    for (let start = 0; start < waiting.length; start += this.#settings.maxBatch) {
+      this.#send(group, waiting.slice(start, start + this.#settings.maxBatch));
+    }
+  };
+
+  #send(group: Group, batch: Queued[]): void {
+    const { watch, deadlineArg, send } = this.#settings;
+    const setOf = new Map<readonly ResolvedPolicy[], number>();
+    const setArgs: string[] = [];
+    const checkArgs: string[] = [];
+    const keys: string[] = [];
+    const sentAtMs = Date.now();
+    for (const queued of batch) {
+      let set = setOf.get(queued.policies);
+      if (set === undefined) {
+        set = setOf.size + 1;
+        setOf.set(queued.policies, set);
+        setArgs.push(...this.#argsOf(queued.policies));
+      }
+      keys.push(queued.key);
+      checkArgs.push(String(set), queued.nowArg, deadlineArg(sentAtMs, queued.timeoutMs));
+      checkArgs.push(String(queued.cost), queued.mode);
+      queued.sentAtMs = sentAtMs;
+      if (queued.watched) watch.restart(queued.watched);
+    }
+    group.inFlight++;
+    send(keys, [String(setOf.size), ...setArgs, ...checkArgs]).then(
+      (answers) => this.#finished(group, batch, answers, undefined),
+      (error: unknown) => this.#finished(group, batch, undefined, error),
+    );
+  }
+
+  #finished(group: Group, batch: Queued[], answers: unknown[] | undefined, error: unknown): void {
+    group.inFlight--;
+    for (const [i, queued] of batch.entries())
+      this.#settle(queued, answers?.[i] as unknown[] | undefined, error);
+    if (group.inFlight === 0 && group.queue.length > 0 && !group.scheduled) this.#flush(group);
+  }
+
+  #settle(queued: Queued, answer: unknown[] | undefined, error: unknown): void {
+    if (queued.done) return;
+    queued.done = true;
+    if (queued.watched) this.#settings.watch.stop(queued.watched);
+    if (answer === undefined) queued.reject(error ?? new Error('Redis gave no answer for a check'));
+    else queued.resolve({ answer, sentAtMs: queued.sentAtMs });
+  }
+
+  /** `n, limit, windowMs, capacityUnits, …`: a policy set as the script reads it. */
+  #argsOf(policies: readonly ResolvedPolicy[]): string[] {
+    let args = this.#policyArgs.get(policies);
+    if (args === undefined) {
+      args = [String(policies.length)];
+      for (const p of policies) args.push(String(p.limit), String(p.windowMs), String(p.capacityUnits));
+      this.#policyArgs.set(policies, args);
+    }
+    return args;
+  }
+}

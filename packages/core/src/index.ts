@@ -49,6 +49,7 @@ export {
   type Limiter,
   type LimiterOptions,
   type OnStoreError,
+  type RefundOptions,
   type StoreErrorAction,
 } from './limiter.js';
 export type { Policy, ResolvedPolicy } from './policy.js';

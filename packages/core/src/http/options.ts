@@ -7,11 +7,15 @@ import { type Policy, type ResolvedPolicy, resolvePoliciesFor } from '../policy.
 import type { Store } from '../store.js';
 import { rejectUnknownNames } from '../unknown-names.js';
 import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
+import type { AllowList } from './allow-list.js';
+import type { RateLimitCallback } from './callbacks.js';
+import type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from './header-switches.js';
 import type { HeaderProfile } from './headers.js';
 import { type CheckedOptions, OPTION_NAMES, OPTION_TABLE, type OptionName } from './option-table.js';
 import type { RateLimitInfo } from './outcome.js';
 import { PEER_OPTIONS } from './peer-options.js';
 import type { KeyFunction } from './request-keys.js';
+import type { SuccessTest } from './response-counting.js';
 import type { Logger, WarningSwitches } from './warnings.js';
 
 /**
@@ -34,9 +38,10 @@ export type LimitedMessage<Req> =
 
 /**
  * Options shared by `@tollgate/express`, `@tollgate/fastify` and `@tollgate/koa`. Give either
- * `limit` + `window` (+ `burst`), or `policies`.
+ * `limit` + `window` (+ `burst`), or `policies`. `Req` is the framework's request; `Res` what
+ * `requestWasSuccessful` is given besides it (Express `res`, Fastify `reply`, Koa `ctx.response`).
  */
-export interface RateLimitOptions<Req> {
+export interface RateLimitOptions<Req, Res = unknown> {
   /** Tokens per `window`; may be a function of the request for per-plan limits. */
   limit?: PerRequest<Req, number>;
   /** The window: ms or `'15s'`, `'1m'`, `'1h'`, … */
@@ -60,10 +65,31 @@ export interface RateLimitOptions<Req> {
   cost?: PerRequest<Req, number>;
   /** Requests for which this returns true are not limited and get no headers. */
   skip?: (request: Req) => boolean | Promise<boolean>;
+  /**
+   * Clients that are never charged and get no headers: client IPs (as the framework resolves them,
+   * under its trusted-proxy setting) and identities (as the key function returns them, `'user:admin'`),
+   * or a function of the request and its identity (sync or async).
+   */
+  allowList?: AllowList<Req>;
+  /**
+   * Count only the requests whose response failed: a successful one gets its tokens back once its
+   * response has ended (to limit failed logins only, say). Default: `false`.
+   */
+  skipSuccessfulRequests?: boolean;
+  /** Count only the requests whose response succeeded: a failed one gets its tokens back. Default: `false`. */
+  skipFailedRequests?: boolean;
+  /** Whether a response counts as a success, for the two options above. Default: status below 400. */
+  requestWasSuccessful?: SuccessTest<Req, Res>;
   /** The standard header profile. Default: `'draft-11'` (see `HeaderProfile`). */
   headers?: HeaderProfile;
   /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (reset as Unix epoch seconds). Default: `false`. */
   legacyHeaders?: boolean;
+  /** Switch headers of limited answers off, one by one: `{ 'retry-after': false }`. Default: all on. */
+  addHeaders?: HeaderSwitches<LimitedAnswerHeader>;
+  /** Switch headers of allowed answers off, one by one: `{ 'ratelimit-policy': false }`. Default: all on. */
+  addHeadersOnExceeding?: HeaderSwitches<AllowedAnswerHeader>;
+  /** The status of a limited answer. A cost beyond capacity is answered 403 whatever it is. Default: `429`. */
+  statusCode?: number;
   /** The 429 body instead of RFC 9457 problem details: a string (text/plain), an object (JSON), or a function. */
   message?: LimitedMessage<Req>;
   /**
@@ -108,6 +134,16 @@ export interface RateLimitOptions<Req> {
   throwOnLimit?: boolean;
   /** The adapter's own 429 handler; its type is the framework's (see each adapter). Not with `throwOnLimit`. */
   handler?: unknown;
+  /** Called for each request the limiter lets through (not awaited; if it throws, that is logged). */
+  onExceeding?: RateLimitCallback<Req>;
+  /** Called for each request the limiter refuses (not awaited; if it throws, that is logged). */
+  onExceeded?: RateLimitCallback<Req>;
+  /**
+   * Where later code finds the request's `RateLimitInfo`: Express `req[name]`, Fastify `request[name]`,
+   * Koa `ctx.state[name]`. Stacked limiters write in turn: the last one's stays. `false`: nowhere.
+   * Default: `'rateLimit'`.
+   */
+  requestPropertyName?: string | false;
 }
 
 /** The options after validation, with defaults applied: each option as its check in the option table left it. */
@@ -140,6 +176,11 @@ export interface AdapterSettings {
   readonly nameSeed?: string;
   /** The logger when none is given. Default: `console`. */
   readonly logger?: Logger;
+  /**
+   * `true` when the adapter sees the limiter being created while a request is being handled (inside a
+   * middleware or a route handler): one created per request limits nothing, so that is warned about.
+   */
+  readonly inRequestHandler?: boolean;
 }
 
 /** How many limiters were given each default name so far: the n-th one gets suffix n. */
@@ -152,8 +193,8 @@ const defaultNamesGiven = new Map<string, number>();
  * @example
  * const config = resolveRateLimitOptions({ limit: 100, window: '1m' }, { adapter: '@tollgate/express' });
  */
-export function resolveRateLimitOptions<Req>(
-  options: RateLimitOptions<Req>,
+export function resolveRateLimitOptions<Req, Res = unknown>(
+  options: RateLimitOptions<Req, Res>,
   settings: AdapterSettings,
 ): ResolvedRateLimitOptions<Req> {
   const prefix = settings.adapter;

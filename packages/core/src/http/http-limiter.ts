@@ -75,10 +75,13 @@ export function createHttpLimiter<Req, Res = unknown>(
   const config = resolveRateLimitOptions(options, settings);
   const warnings = new Warnings(config.logger, config.warnings);
   if (settings.inRequestHandler) {
+    // Limiters made per request share their options, hence their name but for its counter suffix: one
+    // line for them all.
     warnings.oncePerProcess(
       'TOLLGATE_CREATED_IN_HANDLER',
-      'a limiter was created while a request was being handled. One created per request starts empty and ' +
-        'limits nothing: create limiters once, when the app starts, and use them in handlers.',
+      `${settings.adapter} ${config.name.replace(/-\d+$/, '')}`,
+      `a limiter (${config.name}) was created while a request was being handled. One created per request ` +
+        'starts empty and limits nothing: create limiters once, when the app starts, and use them in handlers.',
     );
   }
   const staticAnswer = typeof config.onStoreError === 'function' ? undefined : config.onStoreError;

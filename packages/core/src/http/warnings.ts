@@ -56,8 +56,11 @@ const REPEATED_FAILURE_INTERVAL_MS = 10_000;
 /** Codes logged each time they happen, throttled: failures, not setups. */
 type FailureCode = 'TOLLGATE_STORE_ERROR' | 'TOLLGATE_REFUND_FAILED' | 'TOLLGATE_CALLBACK_FAILED';
 
-/** Codes reported once per process rather than once per limiter: the limiters themselves are the problem. */
-const reportedInProcess = new Set<WarningCode>();
+/**
+ * Warnings reported once per process rather than once per limiter, by code and subject: when limiters
+ * themselves are the problem, each new one would otherwise say it again.
+ */
+const reportedInProcess = new Set<string>();
 
 /** When a failure code was last logged, and how many since were held back. */
 interface Throttle {
@@ -91,10 +94,14 @@ export class Warnings {
     this.#logger.warn(`[${code}] ${message}`);
   }
 
-  /** Logs `message` under `code` the first time in this process, whichever limiter reports it. */
-  oncePerProcess(code: Exclude<WarningCode, FailureCode>, message: string): void {
-    if (reportedInProcess.has(code) || !this.#enabled(code)) return;
-    reportedInProcess.add(code);
+  /**
+   * Logs `message` under `code` the first time in this process for `subject` (such as a limiter's
+   * options), whichever limiter reports it.
+   */
+  oncePerProcess(code: Exclude<WarningCode, FailureCode>, subject: string, message: string): void {
+    const reported = `${code} ${subject}`;
+    if (reportedInProcess.has(reported) || !this.#enabled(code)) return;
+    reportedInProcess.add(reported);
     this.#logger.warn(`[${code}] ${message}`);
   }
 

@@ -89,12 +89,18 @@ describe('TOLLGATE_UNGROUPED_IPV6_KEY', () => {
 });
 
 describe('TOLLGATE_CREATED_IN_HANDLER', () => {
-  it('is said once per process, whichever limiter is created in a handler', () => {
+  it('is said once per process for limiters of the same options, as a handler makes them', () => {
     const inHandler = { ...TEST_ADAPTER, inRequestHandler: true };
-    const first = setup({}, fakeAccess, inHandler);
-    const second = setup({}, fakeAccess, inHandler);
-    expect(first.codes()).toEqual(['TOLLGATE_CREATED_IN_HANDLER']);
-    expect(second.codes()).toEqual([]);
+    const perRequest = (limit: number) => {
+      // No name: a derived one, as most apps have.
+      const { limiter, codes } = setup({ name: undefined, limit } as never, fakeAccess, inHandler);
+      return [limiter.name, codes()];
+    };
+    const [firstName, first] = perRequest(7);
+    const [secondName, second] = perRequest(7);
+    expect(secondName).toBe(`${firstName}-2`);
+    expect([first, second]).toEqual([['TOLLGATE_CREATED_IN_HANDLER'], []]);
+    expect(perRequest(8)[1]).toEqual(['TOLLGATE_CREATED_IN_HANDLER']); // other options: another place
   });
 
   it('is not said of a limiter created at startup', () => {

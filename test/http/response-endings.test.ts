@@ -272,10 +272,12 @@ describe.each(frameworks)('$name', (framework) => {
       const { store, idle } = settlingStore(storeSetup.create());
       const app = await framework.build({ ...options, store });
       apps.push(app);
+      // No deny cache: the probe asks the store every time.
       const probe = createLimiter({
         store,
         policies: { limit: options.limit, window: '1d' },
         namespace: NAME,
+        denyCache: false,
       });
       const remaining = async (client: string) => (await probe.peek(client)).decidedBy.remaining;
       /** Waits for the server to see `client`'s response close, and for what that set off in the store. */

@@ -14,8 +14,12 @@ const LETTER_PREFIX = /^[A-Za-z_-]+[:=]/;
 export class SetupChecks<Req> {
   readonly #access: RequestAccess<Req>;
   readonly #warnings: Warnings;
-  /** The requests this limiter has seen, while a second check of one is still worth a warning. */
-  #seen: WeakSet<object> | undefined;
+  /**
+   * The mark this limiter leaves on the requests it checks, while a second check of one is still worth
+   * a warning: a hidden symbol property, cheaper than a WeakSet (whose entries the garbage collector
+   * must trace as ephemerons). Gone, with its cost, once the warning is said or switched off.
+   */
+  #mark: symbol | undefined;
   #forwardedForDue: boolean;
   #trustProxyDue: boolean;
   #ipv6KeyDue: boolean;
@@ -23,7 +27,7 @@ export class SetupChecks<Req> {
   constructor(access: RequestAccess<Req>, warnings: Warnings) {
     this.#access = access;
     this.#warnings = warnings;
-    this.#seen = warnings.due('TOLLGATE_DOUBLE_COUNT') ? new WeakSet() : undefined;
+    this.#mark = warnings.due('TOLLGATE_DOUBLE_COUNT') ? Symbol('tollgate.checked') : undefined;
     this.#forwardedForDue = warnings.due('TOLLGATE_UNTRUSTED_FORWARDED_FOR');
     this.#trustProxyDue =
       warnings.due('TOLLGATE_PERMISSIVE_TRUST_PROXY') && access.trustsEveryProxy !== undefined;
@@ -32,7 +36,7 @@ export class SetupChecks<Req> {
 
   /** The checks of a request about to be charged. */
   request(request: Req): void {
-    if (this.#seen !== undefined) this.#countedOnce(request);
+    if (this.#mark !== undefined) this.#countedOnce(request);
     if (this.#trustProxyDue) this.#trustProxy(request);
     if (this.#forwardedForDue) this.#forwardedFor(request);
   }
@@ -44,13 +48,16 @@ export class SetupChecks<Req> {
 
   /** One request, charged twice by one limiter (mounted twice on one path), is charged twice: say so. */
   #countedOnce(request: Req): void {
-    const seen = this.#seen as WeakSet<object>;
     if (typeof request !== 'object' || request === null) return;
-    if (!seen.has(request)) {
-      seen.add(request);
+    const marked = request as Record<symbol, true>;
+    const mark = this.#mark as symbol;
+    if (marked[mark] !== true) {
+      // Not enumerable: spreads and deep comparisons of the request never see it. Reflect: a frozen
+      // request is left unmarked rather than failing the check.
+      Reflect.defineProperty(marked, mark, { value: true, configurable: true });
       return;
     }
-    this.#seen = undefined;
+    this.#mark = undefined;
     this.#warnings.once(
       'TOLLGATE_DOUBLE_COUNT',
       'one request was checked twice by the same limiter, and charged twice: is it mounted twice on the path ' +

@@ -342,3 +342,18 @@ describe.each([
     }
   });
 });
+
+describe('Fastify, registered twice in one context', () => {
+  it('stacks two app-wide limiters, as before fastify.rateLimit existed; the first registration decorates', async () => {
+    const app = fastify5();
+    await app.register(tollgate, { limit: 100, window: '1m', name: 'minute' });
+    await app.register(tollgate, { limit: 2, window: '1h', name: 'hour' });
+    app.get('/', async () => 'ok');
+    const first = await app.inject('/');
+    // Each registration puts its check first among onRequest hooks: the later registration's runs first.
+    expect(first.headers['ratelimit-policy']).toBe('"2-per-1h";q=2;w=3600, "100-per-1m";q=100;w=60');
+    await app.inject('/');
+    expect((await app.inject('/')).statusCode).toBe(429);
+    expect(typeof app.rateLimit).toBe('function');
+  });
+});

@@ -183,7 +183,9 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   const resetKey = async (key: string) => {
     await Promise.all(ownLimiters.map((limiter) => limiter.resetKey(key)));
   };
-  fastify.decorate('rateLimit', Object.assign(decorator, { resetKey }));
+  // Registered twice in one context (two app-wide limiters), the first registration's decorator stays.
+  if (!fastify.hasDecorator('rateLimit'))
+    fastify.decorate('rateLimit', Object.assign(decorator, { resetKey }));
 };
 
 function rateLimitHook(
@@ -197,13 +199,19 @@ function rateLimitHook(
     if (property !== undefined && outcome.info !== undefined) {
       (request as unknown as Record<string, unknown>)[property] = outcome.info;
     }
-    const stacked = stackHeaders(outcome, {
-      profile: profileWritten.get(reply),
-      get: (name) => reply.getHeader(name),
-    });
-    for (const name of stacked.remove) reply.removeHeader(name);
-    reply.headers(stacked.set);
-    profileWritten.set(reply, stacked.profile);
+    if (profileWritten.has(reply)) {
+      // A second limiter on this reply (a fastify.rateLimit() hook on a limited route).
+      const stacked = stackHeaders(outcome, {
+        profile: profileWritten.get(reply),
+        get: (name) => reply.getHeader(name),
+      });
+      for (const name of stacked.remove) reply.removeHeader(name);
+      reply.headers(stacked.set);
+      profileWritten.set(reply, stacked.profile);
+    } else {
+      reply.headers(outcome.headers);
+      profileWritten.set(reply, outcome.profile || undefined);
+    }
     if (outcome.kind === 'allowed') {
       limiter.countByResponse(outcome.info, request, reply, reply.raw);
       return;

@@ -112,3 +112,12 @@ describe('onExceeding and onExceeded', () => {
     expect(told).toEqual([]);
   });
 });
+
+describe('bad callbacks', () => {
+  it.each([
+    [{ onExceeding: 'log' }, '@tollgate/test: onExceeding must be a function'],
+    [{ onExceeded: {} }, '@tollgate/test: onExceeded must be a function'],
+  ])('rejects %j at construction', (options, message) => {
+    expect(() => setup(options as never)).toThrow(new TypeError(message));
+  });
+});

@@ -201,3 +201,13 @@ describe('refunds', () => {
     }
   });
 });
+
+describe('bad options', () => {
+  it.each([
+    [{ skipSuccessfulRequests: 'yes' }, '@tollgate/test: skipSuccessfulRequests must be true or false'],
+    [{ skipFailedRequests: 1 }, '@tollgate/test: skipFailedRequests must be true or false'],
+    [{ requestWasSuccessful: true }, '@tollgate/test: requestWasSuccessful must be a function'],
+  ])('rejects %j at construction', (options, message) => {
+    expect(() => setup(options as never)).toThrow(new TypeError(message));
+  });
+});

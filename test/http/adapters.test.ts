@@ -7,6 +7,7 @@ import { manualClock } from '../harness/manual-clock.js';
 import type { AppSpec, LimiterDefaults, LimiterOptions } from './app-spec.js';
 import { drivers } from './drivers.js';
 import { adapterScenarios, type ScenarioContext } from './scenarios.js';
+import { settlingStore } from './settling-store.js';
 
 const redis: Redis = await connectRedis();
 afterAll(() => redis.disconnect());
@@ -47,14 +48,16 @@ describe.each(drivers)('$name', (driver) => {
     it.each(adapterScenarios)('$name', async (scenario) => {
       const clock = manualClock();
       const logged: string[] = [];
-      const { store, storedKeys } = storeSetup.create(clock.now);
+      const created = storeSetup.create(clock.now);
+      const { store, idle } = settlingStore(created.store);
+      const { storedKeys } = created;
       const logger = {
         warn: (line: string) => logged.push(line),
         error: (line: string) => logged.push(line),
       };
       const app = await driver.build(withDefaults(scenario.spec(driver.reader), { store, logger }));
       try {
-        const context: ScenarioContext = { clock, logged, ...(storedKeys ? { storedKeys } : {}) };
+        const context: ScenarioContext = { clock, logged, idle, ...(storedKeys ? { storedKeys } : {}) };
         await scenario.run(app, context);
       } finally {
         await app.close();

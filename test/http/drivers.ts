@@ -5,12 +5,13 @@ import { tollgate } from '@tollgate/fastify';
 import { rateLimit as koaRateLimit } from '@tollgate/koa';
 import express5 from 'express';
 import express4 from 'express4';
-import fastify5 from 'fastify';
+import fastify5, { type FastifyReply, type FastifyRequest } from 'fastify';
 import fastify4 from 'fastify4';
 import Koa3 from 'koa';
 import Koa2 from 'koa2';
 import request from 'supertest';
 import type { AppSpec, FrameworkDriver, TestApp, TestResponse } from './app-spec.js';
+import { testAnswer } from './test-answer.js';
 
 type AnyRequest = { headers: Record<string, string | string[] | undefined> } & Record<string, unknown>;
 
@@ -42,7 +43,13 @@ function expressDriver(name: string, express: typeof express5): FrameworkDriver 
         Object.assign(req, { user: id ? { id } : undefined });
         next();
       });
-      const ok = (_req: unknown, res: express5.Response) => void res.send('ok');
+      const ok = (req: express5.Request, res: express5.Response, next: express5.NextFunction) => {
+        const answer = testAnswer(
+          (name) => req.get(name),
+          (property) => (req as unknown as Record<string, unknown>)[property],
+        );
+        answer.then(({ status, body }) => res.status(status).send(body), next);
+      };
       // Opting out in Express: mount the route before the app-wide limiter.
       for (const route of spec.routes ?? [])
         if (route.limit === false) app[verb(route.method)](route.path, ok);
@@ -77,17 +84,19 @@ function fastifyDriver(name: string, fastify: typeof fastify5): FrameworkDriver 
         Object.assign(req, { user: id ? { id } : null });
       });
       await app.register(tollgate as never, (spec.global ?? { global: false }) as never);
+      const ok = async (request: FastifyRequest, reply: FastifyReply) => {
+        const { status, body } = await testAnswer(
+          (name) => firstHeader(request.headers, name),
+          (property) => (request as unknown as Record<string, unknown>)[property],
+        );
+        return reply.code(status).send(body);
+      };
       for (const route of spec.routes ?? []) {
         const config = route.limit === undefined ? {} : { rateLimit: route.limit };
-        app.route({
-          method: route.method,
-          url: route.path,
-          config: config as never,
-          handler: async () => 'ok',
-        });
+        app.route({ method: route.method, url: route.path, config: config as never, handler: ok });
       }
-      app.get('/a', async () => 'ok');
-      app.get('/b', async () => 'ok');
+      app.get('/a', ok);
+      app.get('/b', ok);
       await app.ready();
       return {
         async send(method, path, headers = {}) {
@@ -120,8 +129,13 @@ function koaDriver(name: string, Koa: typeof Koa3): FrameworkDriver {
         ctx.state.user = id ? { id } : undefined;
         await next();
       });
-      const ok = (ctx: Koa3.Context) => {
-        ctx.body = 'ok';
+      const ok = async (ctx: Koa3.Context) => {
+        const { status, body } = await testAnswer(
+          (name) => ctx.get(name) || undefined,
+          (property) => ctx.state[property],
+        );
+        ctx.status = status;
+        ctx.body = body;
       };
       // Opting out in Koa: a router mounted before the app-wide limiter answers these routes first.
       const unlimited = new Router();

@@ -15,6 +15,7 @@ import { expect } from 'vitest';
 import type { ManualClock } from '../harness/manual-clock.js';
 import type { AppSpec, RequestReader, TestApp } from './app-spec.js';
 import { draft7, draft10, jsonBody, parseRateLimitFields, retryAfterSeconds } from './parse-headers.js';
+import { peerScenarios } from './peer-scenarios.js';
 
 export interface ScenarioContext {
   readonly clock: ManualClock;
@@ -22,6 +23,8 @@ export interface ScenarioContext {
   readonly logged: string[];
   /** The Redis keys the scenario's store wrote, when the store is Redis. */
   readonly storedKeys?: () => Promise<string[]>;
+  /** Waits for what the responses so far set off in the store after they ended (refunds). */
+  readonly idle: () => Promise<void>;
 }
 
 export interface AdapterScenario {
@@ -202,6 +205,8 @@ export const adapterScenarios: AdapterScenario[] = [
       }
       expect((await app.send('GET', '/a', { 'x-forwarded-for': '198.51.100.1' })).status).toBe(429);
       expect(logged.join('\n')).not.toContain('TOLLGATE_UNTRUSTED_FORWARDED_FOR');
+      // Express 'trust proxy' true, Fastify trustProxy: true, Koa app.proxy without maxIpsCount: warned once.
+      expect(logged.filter((line) => line.startsWith('[TOLLGATE_PERMISSIVE_TRUST_PROXY]'))).toHaveLength(1);
     },
   },
   {
@@ -441,4 +446,5 @@ export const adapterScenarios: AdapterScenario[] = [
       }
     },
   },
+  ...peerScenarios,
 ];

@@ -1,7 +1,10 @@
 /** `@tollgate/core`: token-bucket rate limiting, exact under concurrency, in memory or on Redis. */
 export type { Decision, DecisionReason, PolicyDecision } from './decision.js';
 export { type Duration, type DurationUnit, parseDuration } from './duration.js';
+export type { AllowList } from './http/allow-list.js';
+export type { RateLimitCallback } from './http/callbacks.js';
 export { ipIdentity } from './http/client-ip.js';
+export type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from './http/header-switches.js';
 export {
   type EarlierHeaders,
   type HeaderProfile,
@@ -16,7 +19,12 @@ export type {
   PerRequest,
   RateLimitOptions,
 } from './http/options.js';
-export type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './http/outcome.js';
+export type {
+  NodeResponse,
+  RateLimitInfo,
+  RateLimitOutcome,
+  RateLimitRejection,
+} from './http/outcome.js';
 export {
   COST_EXCEEDS_CAPACITY_TYPE,
   type CostExceedsCapacityProblem,
@@ -39,6 +47,7 @@ export {
   type RequestAccess,
   type VerifyApiKey,
 } from './http/request-keys.js';
+export type { SuccessTest } from './http/response-counting.js';
 export { mergeRateLimitOptions, validateInheritedOptions } from './http/route-options.js';
 export type { Logger, WarningCode, WarningSwitches } from './http/warnings.js';
 export { type HashIdentityOptions, hashIdentity } from './identity.js';
@@ -49,6 +58,7 @@ export {
   type Limiter,
   type LimiterOptions,
   type OnStoreError,
+  type RefundOptions,
   type StoreErrorAction,
 } from './limiter.js';
 export type { Policy, ResolvedPolicy } from './policy.js';

@@ -43,6 +43,8 @@ export interface Insurance {
   /** The policies it decides by: the limiter's, each limit and burst divided by `instances`. */
   readonly policies: readonly ResolvedPolicy[];
   decide(owner: string, cost: number, mode: BucketMode): Promise<Decision>;
+  /** Forgets an owner's buckets, so they are full (nothing to do before the store is built). */
+  reset(owner: string): Promise<void>;
 }
 
 /**
@@ -77,6 +79,9 @@ export function insuranceFor(
       const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;
       const result = await store.update({ key: owner, policies: shared, cost, mode: effectiveMode });
       return { ...decide(shared, result, cost), degraded: true };
+    },
+    async reset(owner) {
+      await store?.reset(owner, shared);
     },
   };
 }

@@ -59,6 +59,15 @@ export interface ConsumeOptions {
   onStoreError?: OnStoreError;
 }
 
+/** Options of a refund. */
+export interface RefundOptions {
+  /**
+   * The decision being undone was `degraded`: it was charged to the insurance limiter, so the tokens go
+   * back there and the store is not touched. Default: `false` (they go back to the store).
+   */
+  degraded?: boolean;
+}
+
 /** A rate limiter. Every method is atomic across all of its policies. */
 export interface Limiter {
   /** The policies, validated and resolved. */
@@ -72,9 +81,12 @@ export interface Limiter {
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
   /** Answers as `consume` would, charging nothing. */
   peek(key: string, options?: ConsumeOptions): Promise<Decision>;
-  /** Gives `cost` tokens back to every policy (never beyond capacity), e.g. when a request failed. Default cost: 1. */
-  refund(key: string, cost?: number): Promise<void>;
-  /** Refills every bucket of `key` at once. */
+  /**
+   * Gives `cost` tokens back to every policy (never beyond capacity), e.g. when a request failed. Default
+   * cost: 1. Give back where the charge was made: `{ degraded: true }` for a `degraded` decision.
+   */
+  refund(key: string, cost?: number, options?: RefundOptions): Promise<void>;
+  /** Refills every bucket of `key` at once, the insurance limiter's included. */
   reset(key: string): Promise<void>;
 }
 
@@ -147,13 +159,20 @@ export function createLimiter(options: LimiterOptions): Limiter {
     insurancePolicies: insurance.policies,
     consume: (key, opts) => run(key, opts?.cost, 'consume', opts?.onStoreError ?? onStoreError),
     peek: (key, opts) => run(key, opts?.cost, 'peek', opts?.onStoreError ?? onStoreError),
-    async refund(key, cost) {
+    async refund(key, cost, refundOptions) {
+      // A degraded decision was charged in this process only: giving it back to the store would hand
+      // out tokens the store never took.
+      if (refundOptions?.degraded === true) {
+        await insurance.decide(bucketOwner(namespace, key), costOf(cost), 'refund');
+        return;
+      }
       denyCache?.forget(bucketOwner(namespace, key));
       await run(key, cost, 'refund', 'throw');
     },
     async reset(key) {
       const owner = bucketOwner(namespace, key);
       denyCache?.forget(owner);
+      await insurance.reset(owner);
       await store.reset(owner, policies);
     },
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../src/limiter.js';
+import type { Store } from '../src/store.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
 
 describe('createLimiter options', () => {
@@ -40,5 +41,55 @@ describe('limiter calls', () => {
     expect((await login.consume('ip')).allowed).toBe(true);
     expect((await search.consume('ip')).allowed).toBe(true);
     expect((await login.consume('ip')).allowed).toBe(false);
+  });
+});
+
+describe('refunds and resets of degraded decisions', () => {
+  /** A store that fails while `down` is set, like a Redis that went away. */
+  function flakyStore() {
+    const inner = new MemoryStore({ clock: () => 1_700_000_000_000 });
+    const state = { down: false };
+    const store: Store = {
+      local: true,
+      clock: () => 1_700_000_000_000,
+      update: (request) => (state.down ? Promise.reject(new Error('down')) : inner.update(request)),
+      reset: (key, policies) => (state.down ? Promise.reject(new Error('down')) : inner.reset(key, policies)),
+    };
+    return { store, state };
+  }
+
+  it('gives a degraded charge back to the insurance limiter, never to the store', async () => {
+    const { store, state } = flakyStore();
+    const limiter = createLimiter({ store, policies: { limit: 2, window: '1h' } });
+    expect((await limiter.consume('a')).degraded).toBe(false); // the store: 1 left
+    state.down = true;
+    const degraded = await limiter.consume('a'); // the insurance: 1 left
+    expect(degraded).toMatchObject({ degraded: true, allowed: true });
+    await limiter.refund('a', 1, { degraded: true }); // the insurance is full again
+    expect(await limiter.peek('a', { cost: 2 })).toMatchObject({ degraded: true, allowed: true });
+    state.down = false;
+    // The store still holds its own charge: the insurance refund gave nothing back here.
+    expect(await limiter.peek('a', { cost: 2 })).toMatchObject({ degraded: false, allowed: false });
+  });
+
+  it('a refund to a failing store rejects, and touches the insurance limiter not at all', async () => {
+    const { store, state } = flakyStore();
+    const limiter = createLimiter({ store, policies: { limit: 2, window: '1h' } });
+    state.down = true;
+    await limiter.consume('a');
+    await expect(limiter.refund('a', 1)).rejects.toThrow('down');
+    expect((await limiter.peek('a', { cost: 2 })).allowed).toBe(false); // the insurance keeps its charge
+  });
+
+  it('reset refills the insurance limiter too', async () => {
+    const { store, state } = flakyStore();
+    const limiter = createLimiter({ store, policies: { limit: 1, window: '1h' } });
+    state.down = true;
+    await limiter.consume('a');
+    expect((await limiter.consume('a')).allowed).toBe(false);
+    state.down = false;
+    await limiter.reset('a');
+    state.down = true;
+    expect(await limiter.consume('a')).toMatchObject({ degraded: true, allowed: true });
   });
 });

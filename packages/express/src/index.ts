@@ -11,12 +11,34 @@ import {
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** Options of {@link rateLimit}: the shared Tollgate options plus an Express `handler`. */
-export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
+export interface ExpressRateLimitOptions extends RateLimitOptions<Request, Response> {
   /**
    * Answers a limited request instead of the default 429 problem details. The rate-limit headers
    * (`Retry-After` included) are already set on `res`.
    */
   handler?: (req: Request, res: Response, next: NextFunction, info: RateLimitInfo) => unknown;
+}
+
+/** The middleware {@link rateLimit} returns: Express middleware, with its limiter's `resetKey`. */
+export interface RateLimitMiddleware extends RequestHandler {
+  /**
+   * Refills every bucket of `key` in this limiter: an identity as the key function returns it and
+   * `req.rateLimit.key` shows it (`'ip:203.0.113.7'`, `'user:42'`). For an admin's unblock.
+   */
+  resetKey(key: string): Promise<void>;
+}
+
+declare global {
+  // Express's own types merge `Request` through this namespace, in Express 4 and 5 alike.
+  namespace Express {
+    interface Request {
+      /**
+       * This request's rate limit, from the last Tollgate limiter that checked it (with the default
+       * `requestPropertyName`). `undefined` when none did, or every one skipped it.
+       */
+      rateLimit?: RateLimitInfo;
+    }
+  }
 }
 
 const expressAccess: RequestAccess<Request> = {
@@ -26,7 +48,15 @@ const expressAccess: RequestAccess<Request> = {
     const value = req.headers[name];
     return Array.isArray(value) ? value[0] : value;
   },
+  trustsEveryProxy: (req) => req.app?.get('trust proxy') === true,
 };
+
+/**
+ * The frame of Express running middleware or a route handler: `Layer.handle [as handle_request]` in
+ * Express 4, `Layer.handleRequest` in Express 5. On the stack of a `rateLimit()` call, it means the
+ * limiter is being created per request.
+ */
+const HANDLING_FRAME = /\bLayer\.(?:handle \[as handle_request\]|handleRequest) /;
 
 /**
  * The header profile of the rate-limit fields on each response so far, so a later limiter on the same
@@ -36,20 +66,25 @@ const profileWritten = new WeakMap<Response, HeaderProfile | undefined>();
 
 /**
  * Rate-limiting middleware. Use it app-wide, on a router, or on one route; each call is its own
- * limiter with its own buckets (unless two share a `name`).
+ * limiter with its own buckets (unless two share a `name`). The request's `RateLimitInfo` is on
+ * `req.rateLimit` for later middleware and handlers.
  *
  * Without options it limits each client IP to 100 requests per minute; `limit: 0` refuses every request.
  *
  * @example
  * app.use(rateLimit()); // 100 per minute per client IP
  * app.use(rateLimit({ limit: 100, window: '1m' }));
- * app.post('/login', rateLimit({ limit: 5, window: '15m', store }), login);
+ * app.post('/login', rateLimit({ limit: 5, window: '15m', store, skipSuccessfulRequests: true }), login);
  */
-export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler {
-  const limiter = createHttpLimiter(options, expressAccess, { adapter: '@tollgate/express' });
+export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddleware {
+  const limiter = createHttpLimiter(options, expressAccess, {
+    adapter: '@tollgate/express',
+    inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
+  });
   const handler = options.handler;
+  const property = limiter.requestPropertyName;
 
-  return async function rateLimit(req: Request, res: Response, next: NextFunction) {
+  async function rateLimit(req: Request, res: Response, next: NextFunction) {
     let outcome: RateLimitOutcome;
     try {
       outcome = await limiter.check(req);
@@ -57,11 +92,17 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
       return next(error);
     }
     if (outcome.kind === 'skipped') return next();
+    if (property !== undefined && outcome.info !== undefined) {
+      (req as unknown as Record<string, unknown>)[property] = outcome.info;
+    }
     const stacked = stackHeaders(outcome, { profile: profileWritten.get(res), get: (name) => res.get(name) });
     for (const name of stacked.remove) res.removeHeader(name);
     res.set(stacked.set);
     profileWritten.set(res, stacked.profile);
-    if (outcome.kind === 'allowed') return next();
+    if (outcome.kind === 'allowed') {
+      limiter.countByResponse(outcome.info, req, res, res);
+      return next();
+    }
     if (outcome.kind === 'error') return next(outcome.error);
     try {
       if (handler) return await handler(req, res, next, outcome.info);
@@ -71,7 +112,9 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RequestHandler
     } catch (error) {
       next(error);
     }
-  };
+  }
+
+  return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
 }
 
 export type { HeaderProfile, KeyFunction, Policy, RateLimitInfo, Store } from '@tollgate/core';

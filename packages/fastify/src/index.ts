@@ -1,21 +1,24 @@
 /**
  * `@tollgate/fastify`: Tollgate as a Fastify plugin (Fastify 4 and 5), with per-route
- * `config.rateLimit` options or `false`.
+ * `config.rateLimit` options or `false`, and `fastify.rateLimit()` for the routes the plugin does not
+ * reach (the 404 handler).
  */
 import {
   createHttpLimiter,
+  type HeaderProfile,
   type HttpLimiter,
   mergeRateLimitOptions,
   type RateLimitInfo,
   type RateLimitOptions,
   type RequestAccess,
+  stackHeaders,
   validateInheritedOptions,
 } from '@tollgate/core';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 
 /** Options of a limiter: the shared Tollgate options plus a Fastify `handler`. */
-export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest> {
+export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest, FastifyReply> {
   /**
    * Answers a limited request instead of the default 429 problem details. The rate-limit headers
    * (`Retry-After` included) are already set on `reply`.
@@ -36,19 +39,63 @@ export interface TollgatePluginOptions extends Partial<FastifyRateLimitOptions> 
   /**
    * When the check runs. `'onRequest'` (default) is cheapest and runs before the route's own onRequest
    * hooks. With `'preValidation'` or `'preHandler'` it runs after the app's and the route's hooks of that
-   * stage: use it to key by a user that authentication sets.
+   * stage: use it to key by a user that authentication sets. A route may choose its own.
    */
   hook?: RateLimitHook;
+}
+
+/** A route's `config.rateLimit`: options over the plugin's, and the hook its check runs in. */
+export interface RouteRateLimitOptions extends Partial<FastifyRateLimitOptions> {
+  /** When this route's check runs. Default: the plugin's `hook`. */
+  hook?: RateLimitHook;
+}
+
+/** A check of one limiter, for any route's `onRequest`, `preValidation` or `preHandler`. */
+export interface RateLimitHookHandler {
+  (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
+  /** Refills every bucket of `key` (`'ip:203.0.113.7'`, as `request.rateLimit.key` shows it) in this limiter. */
+  resetKey(key: string): Promise<void>;
+}
+
+/**
+ * `fastify.rateLimit(options?)`: a limiter with the plugin's options under `options`, as a hook for
+ * routes the plugin does not limit by itself, such as the 404 handler:
+ * `app.setNotFoundHandler({ preHandler: app.rateLimit() }, handler)`. Call it once, at startup.
+ */
+export interface RateLimitDecorator {
+  (options?: Partial<FastifyRateLimitOptions>): RateLimitHookHandler;
+  /** Refills every bucket of `key` in the plugin's own limiters: the app-wide one and the routes'. */
+  resetKey(key: string): Promise<void>;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** This route's rate limit: options over the plugin's, or `false` for none. */
-    rateLimit?: Partial<FastifyRateLimitOptions> | false;
+    rateLimit?: RouteRateLimitOptions | false;
+  }
+  interface FastifyInstance {
+    /** Makes a rate-limit hook from the plugin's options; see `RateLimitDecorator`. */
+    rateLimit: RateLimitDecorator;
+  }
+  interface FastifyRequest {
+    /**
+     * This request's rate limit, from the last Tollgate limiter that checked it (with the default
+     * `requestPropertyName`). `undefined` when none did, or every one skipped it.
+     */
+    rateLimit?: RateLimitInfo;
   }
 }
 
 const HOOKS: readonly RateLimitHook[] = ['onRequest', 'preValidation', 'preHandler'];
+
+/**
+ * A request from behind nine proxies that no deliberate setting trusts all of: a framework that takes
+ * its leftmost `X-Forwarded-For` entry as the client IP trusts anyone (`trustProxy: true`).
+ */
+const PROBE_RAW = {
+  socket: { remoteAddress: '192.0.2.1' },
+  headers: { 'x-forwarded-for': Array.from({ length: 9 }, (_, i) => `198.51.100.${i + 1}`).join(', ') },
+};
 
 const fastifyAccess: RequestAccess<FastifyRequest> = {
   ip: (request) => request.ip || undefined,
@@ -57,57 +104,118 @@ const fastifyAccess: RequestAccess<FastifyRequest> = {
     const value = request.headers[name];
     return Array.isArray(value) ? value[0] : value;
   },
+  // Fastify keeps trustProxy to itself; its request's `ip` getter, asked about a made-up request, tells.
+  trustsEveryProxy(request) {
+    try {
+      const probe = Object.create(Object.getPrototypeOf(request), { raw: { value: PROBE_RAW } });
+      return (probe as FastifyRequest).ip === '198.51.100.1';
+    } catch {
+      return false;
+    }
+  },
 };
+
+/** The header profile of the rate-limit fields on each reply so far, for a second limiter on one route. */
+const profileWritten = new WeakMap<FastifyReply, HeaderProfile | undefined>();
 
 const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify, options) => {
   const { global = true, hook = 'onRequest', ...base } = options;
   if (typeof global !== 'boolean') throw new TypeError('@tollgate/fastify: global must be true or false');
-  if (!HOOKS.includes(hook))
-    throw new TypeError(`@tollgate/fastify: hook must be one of ${HOOKS.join(', ')}`);
+  checkHook(hook, '@tollgate/fastify: hook');
   // Fastify's logger is off unless the app turns it on; Tollgate's warnings must not vanish with it.
   const logger = typeof fastify.log.level === 'string' ? fastify.log : console;
-  // A route's messages name the route: an app has many, and the error may come from any of them.
-  const settings = (route?: string) => ({
-    adapter: route ? `@tollgate/fastify (route ${route})` : '@tollgate/fastify',
-    logger,
-    ...(route ? { nameSeed: route } : {}),
+  // Once the app is ready no route or hook can be added: a limiter made then is made per request.
+  let ready = false;
+  fastify.addHook('onReady', async () => {
+    ready = true;
   });
-  const appLimiter = global ? createHttpLimiter(base, fastifyAccess, settings()) : undefined;
-  if (!global) validateInheritedOptions(base, settings());
+  // A limiter's messages name where it is: an app has many, and the error may come from any of them.
+  const limiterOf = (limiterOptions: FastifyRateLimitOptions, where?: string) =>
+    createHttpLimiter(limiterOptions, fastifyAccess, {
+      adapter: where ? `@tollgate/fastify (${where})` : '@tollgate/fastify',
+      logger,
+      inRequestHandler: ready,
+      ...(where ? { nameSeed: where } : {}),
+    });
+  const appLimiter = global ? limiterOf(base) : undefined;
+  if (!global) validateInheritedOptions(base, { adapter: '@tollgate/fastify', logger });
+  const ownLimiters: HttpLimiter<FastifyRequest, FastifyReply>[] = appLimiter ? [appLimiter] : [];
   const appHook = appLimiter && rateLimitHook(appLimiter, base.handler);
+  // Declared up front, as Fastify asks of request properties, under the name the plugin's options give.
+  const property = base.requestPropertyName ?? 'rateLimit';
+  if (property !== false && !fastify.hasRequestDecorator(property))
+    fastify.decorateRequest(property, undefined);
   // Fastify adds a HEAD route for each GET with the same config object: one limiter serves both.
-  const routeHooks = new WeakMap<object, ReturnType<typeof rateLimitHook>>();
+  const routeHooks = new WeakMap<object, { check: RateLimitHookHandler; stage: RateLimitHook }>();
 
-  function routeHook(own: Partial<FastifyRateLimitOptions>, route: RouteOptions) {
-    let check = routeHooks.get(own);
-    if (check === undefined) {
-      const routeSettings = settings(`${route.method} ${route.url}`);
-      const where = `${routeSettings.adapter}: config.rateLimit`;
-      const merged = mergeRateLimitOptions(base, own, where) as FastifyRateLimitOptions;
-      check = rateLimitHook(createHttpLimiter(merged, fastifyAccess, routeSettings), merged.handler);
-      routeHooks.set(own, check);
+  function routeHook(own: RouteRateLimitOptions, route: RouteOptions) {
+    let made = routeHooks.get(own);
+    if (made === undefined) {
+      const where = `route ${route.method} ${route.url}`;
+      const merged = mergeRateLimitOptions(base, own, `@tollgate/fastify (${where}): config.rateLimit`);
+      const { hook: stage = hook, ...routeOptions } = merged as RouteRateLimitOptions;
+      checkHook(stage, `@tollgate/fastify (${where}): config.rateLimit.hook`);
+      const limiter = limiterOf(routeOptions, where);
+      ownLimiters.push(limiter);
+      made = { check: rateLimitHook(limiter, routeOptions.handler), stage };
+      routeHooks.set(own, made);
     }
-    return check;
+    return made;
   }
 
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const own = route.config?.rateLimit;
     if (own === false) return;
-    const check = own === undefined ? appHook : routeHook(own, route);
-    if (check === undefined) return;
+    const made = own === undefined ? appHook && { check: appHook, stage: hook } : routeHook(own, route);
+    if (made === undefined) return;
+    const { check, stage } = made;
     // onRequest: first, so a limited request costs as little as possible. A later hook is chosen to run
     // after something (authentication, say), so there the check goes last.
-    const hooks = toArray(route[hook]);
-    route[hook] = (hook === 'onRequest' ? [check, ...hooks] : [...hooks, check]) as never;
+    const hooks = toArray(route[stage]);
+    route[stage] = (stage === 'onRequest' ? [check, ...hooks] : [...hooks, check]) as never;
   });
+
+  const decorator = function rateLimit(own: Partial<FastifyRateLimitOptions> = {}) {
+    const merged = mergeRateLimitOptions(base, own, '@tollgate/fastify: fastify.rateLimit() options');
+    const limiter = limiterOf(merged as FastifyRateLimitOptions, 'fastify.rateLimit()');
+    return rateLimitHook(limiter, (merged as FastifyRateLimitOptions).handler);
+  };
+  const resetKey = async (key: string) => {
+    await Promise.all(ownLimiters.map((limiter) => limiter.resetKey(key)));
+  };
+  // Registered twice in one context (two app-wide limiters), the first registration's decorator stays.
+  if (!fastify.hasDecorator('rateLimit'))
+    fastify.decorate('rateLimit', Object.assign(decorator, { resetKey }));
 };
 
-function rateLimitHook(limiter: HttpLimiter<FastifyRequest>, handler: FastifyRateLimitOptions['handler']) {
-  return async function rateLimit(request: FastifyRequest, reply: FastifyReply) {
+function rateLimitHook(
+  limiter: HttpLimiter<FastifyRequest, FastifyReply>,
+  handler: FastifyRateLimitOptions['handler'],
+): RateLimitHookHandler {
+  const property = limiter.requestPropertyName;
+  async function rateLimit(request: FastifyRequest, reply: FastifyReply) {
     const outcome = await limiter.check(request);
     if (outcome.kind === 'skipped') return;
-    reply.headers(outcome.headers);
-    if (outcome.kind === 'allowed') return;
+    if (property !== undefined && outcome.info !== undefined) {
+      (request as unknown as Record<string, unknown>)[property] = outcome.info;
+    }
+    if (profileWritten.has(reply)) {
+      // A second limiter on this reply (a fastify.rateLimit() hook on a limited route).
+      const stacked = stackHeaders(outcome, {
+        profile: profileWritten.get(reply),
+        get: (name) => reply.getHeader(name),
+      });
+      for (const name of stacked.remove) reply.removeHeader(name);
+      reply.headers(stacked.set);
+      profileWritten.set(reply, stacked.profile);
+    } else {
+      reply.headers(outcome.headers);
+      profileWritten.set(reply, outcome.profile || undefined);
+    }
+    if (outcome.kind === 'allowed') {
+      limiter.countByResponse(outcome.info, request, reply, reply.raw);
+      return;
+    }
     if (outcome.kind === 'error') throw outcome.error;
     if (handler) {
       await handler(request, reply, outcome.info);
@@ -116,7 +224,13 @@ function rateLimitHook(limiter: HttpLimiter<FastifyRequest>, handler: FastifyRat
     const { status, contentType, body } = await limiter.rejection(request, outcome.info);
     // Bytes, not a string: for a string Fastify would add a charset that application/problem+json lacks.
     return reply.code(status).type(contentType).send(Buffer.from(body));
-  };
+  }
+  return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
+}
+
+function checkHook(hook: unknown, what: string): asserts hook is RateLimitHook {
+  if (!HOOKS.includes(hook as RateLimitHook))
+    throw new TypeError(`${what} must be one of ${HOOKS.join(', ')}`);
 }
 
 function toArray<T>(value: T | T[] | undefined): T[] {
@@ -133,6 +247,7 @@ function toArray<T>(value: T | T[] | undefined): T[] {
  * await app.register(tollgate, { limit: 100, window: '1m', store });
  * app.get('/search', { config: { rateLimit: { limit: 10, window: '1s' } } }, search);
  * app.get('/health', { config: { rateLimit: false } }, health);
+ * app.setNotFoundHandler({ preHandler: app.rateLimit({ limit: 10, window: '1m' }) }, notFound);
  */
 export const tollgate = fp(tollgatePlugin, { fastify: '4.x || 5.x', name: '@tollgate/fastify' });
 

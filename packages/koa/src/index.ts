@@ -7,10 +7,10 @@ import {
   type RequestAccess,
   stackHeaders,
 } from '@tollgate/core';
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 
 /** Options of {@link rateLimit}: the shared Tollgate options plus a Koa `handler`. */
-export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
+export interface KoaRateLimitOptions extends RateLimitOptions<Context, Context['response']> {
   /**
    * Answers a limited request instead of the default 429 problem details. The rate-limit headers
    * (`Retry-After` included) are already set on `ctx`.
@@ -18,11 +18,38 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
   handler?: (ctx: Context, info: RateLimitInfo) => unknown;
 }
 
+/** The middleware {@link rateLimit} returns: Koa middleware, with its limiter's `resetKey`. */
+export interface RateLimitMiddleware extends Middleware {
+  /**
+   * Refills every bucket of `key` in this limiter: an identity as the key function returns it and
+   * `ctx.state.rateLimit.key` shows it (`'ip:203.0.113.7'`, `'user:42'`). For an admin's unblock.
+   */
+  resetKey(key: string): Promise<void>;
+}
+
+declare module 'koa' {
+  interface DefaultState {
+    /**
+     * This request's rate limit, from the last Tollgate limiter that checked it (with the default
+     * `requestPropertyName`). `undefined` when none did, or every one skipped it.
+     */
+    rateLimit?: RateLimitInfo;
+  }
+}
+
 const koaAccess: RequestAccess<Context> = {
   ip: (ctx) => ctx.ip || undefined,
   socketIp: (ctx) => ctx.req.socket.remoteAddress,
   header: (ctx, name) => ctx.get(name) || undefined,
+  // maxIpsCount 0 (the default) reads every X-Forwarded-For entry, so ctx.ip is the one the client wrote.
+  trustsEveryProxy: (ctx) => ctx.app.proxy === true && !(ctx.app.maxIpsCount > 0),
 };
+
+/**
+ * The frame of koa-compose running a middleware (Koa 2 and 3 compose with it). On the stack of a
+ * `rateLimit()` call, it means the limiter is being created per request.
+ */
+const HANDLING_FRAME = /[\\/]koa-compose[\\/]index\.js:/;
 
 /**
  * The header profile of the rate-limit fields on each response so far, so a later limiter on the same
@@ -32,22 +59,28 @@ const profileWritten = new WeakMap<Context, HeaderProfile | undefined>();
 
 /**
  * Rate-limiting middleware. Use it app-wide or on a route; each call is its own limiter with its own
- * buckets (unless two share a `name`). `ctx.ip` follows `app.proxy`.
+ * buckets (unless two share a `name`). `ctx.ip` follows `app.proxy`. The request's `RateLimitInfo` is on
+ * `ctx.state.rateLimit` for later middleware.
  *
  * Without options it limits each client IP to 100 requests per minute; `limit: 0` refuses every request.
  *
  * @example
  * app.use(rateLimit()); // 100 per minute per client IP
  * app.use(rateLimit({ limit: 100, window: '1m' }));
- * router.post('/login', rateLimit({ limit: 5, window: '15m' }), login);
+ * router.post('/login', rateLimit({ limit: 5, window: '15m', skipSuccessfulRequests: true }), login);
  */
-export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
-  const limiter = createHttpLimiter(options, koaAccess, { adapter: '@tollgate/koa' });
+export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddleware {
+  const limiter = createHttpLimiter(options, koaAccess, {
+    adapter: '@tollgate/koa',
+    inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
+  });
   const handler = options.handler;
+  const property = limiter.requestPropertyName;
 
-  return async function rateLimit(ctx, next) {
+  async function rateLimit(ctx: Context, next: Next) {
     const outcome = await limiter.check(ctx);
     if (outcome.kind === 'skipped') return next();
+    if (property !== undefined && outcome.info !== undefined) ctx.state[property] = outcome.info;
     const stacked = stackHeaders(outcome, {
       profile: profileWritten.get(ctx),
       get: (name) => ctx.response.get(name),
@@ -55,14 +88,20 @@ export function rateLimit(options: KoaRateLimitOptions = {}): Middleware {
     for (const name of stacked.remove) ctx.remove(name);
     ctx.set(stacked.set);
     profileWritten.set(ctx, stacked.profile);
-    if (outcome.kind === 'allowed') return next();
+    if (outcome.kind === 'allowed') {
+      // The Node.js response, not Koa's: a streamed body is still being sent when next() resolves.
+      limiter.countByResponse(outcome.info, ctx, ctx.response, ctx.res);
+      return next();
+    }
     if (outcome.kind === 'error') throw outcome.error;
     if (handler) return handler(ctx, outcome.info);
     const { status, contentType, body } = await limiter.rejection(ctx, outcome.info);
     ctx.status = status;
     ctx.type = contentType;
     ctx.body = body;
-  };
+  }
+
+  return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
 }
 
 export type { HeaderProfile, KeyFunction, Policy, RateLimitInfo, Store } from '@tollgate/core';

@@ -1,52 +1,63 @@
 /**
  * The HTTP-shaped core every adapter calls: from a request to an outcome (key, cost, decision, headers),
- * and from a limited request to its 429 answer. Adapters add only the framework's reading and writing.
+ * from a limited request to its answer, and from an ended response to a refund. Adapters add only the
+ * framework's reading and writing.
  */
 import type { Decision } from '../decision.js';
-import { createLimiter, type Limiter, type OnStoreError, type StoreErrorAction } from '../limiter.js';
-import type { Policy } from '../policy.js';
+import type { StoreErrorAction } from '../limiter.js';
 import { StoreUnavailableError } from '../store-error.js';
+import { compileAllowList } from './allow-list.js';
+import { boundLimiters } from './bound-limiters.js';
+import { notify } from './callbacks.js';
 import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
-import { createHeaderWriter, type HeaderWriter } from './headers.js';
 import {
   type AdapterSettings,
   type RateLimitOptions,
-  type ResolvedRateLimitOptions,
   resolveRateLimitOptions,
   type StoreFailureAnswer,
 } from './options.js';
-import type { RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
-import { PROBLEM_JSON, problemDetails, refusalStatus } from './problem.js';
+import type { NodeResponse, RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
+import { PROBLEM_JSON, problemDetails } from './problem.js';
 import { RateLimitError } from './rate-limit-error.js';
 import type { RequestAccess } from './request-keys.js';
+import { RequestRateLimit } from './request-rate-limit.js';
+import { responseCounting } from './response-counting.js';
+import { SetupChecks } from './setup-checks.js';
 import { Warnings } from './warnings.js';
-import { isZeroLimit, resolveZeroLimit, zeroLimiter } from './zero-limit.js';
 
 /** A rate limiter for HTTP requests of one framework. Build once per middleware or route. */
-export interface HttpLimiter<Req> {
+export interface HttpLimiter<Req, Res = unknown> {
   /** The limiter's name: its namespace in the store. */
   readonly name: string;
+  /** Where the adapter puts a checked request's `info` for later code; `undefined`: nowhere. */
+  readonly requestPropertyName: string | undefined;
   /** Decides a request: skip, allow or limit, with the headers to send. Charges the store once per call. */
   check(request: Req): Promise<RateLimitOutcome>;
   /**
-   * The answer to a limited request: 429, or 403 when its cost exceeds a capacity; the body is the
-   * `message` option, else RFC 9457 problem details.
+   * The answer to a limited request: `statusCode` (429), or 403 when its cost exceeds a capacity; the
+   * body is the `message` option, else RFC 9457 problem details.
    */
   rejection(request: Req, info: RateLimitInfo): Promise<RateLimitRejection>;
-}
-
-/** A limiter with the header writer for its policies, built together once. */
-interface BoundLimiter {
-  readonly limiter: Limiter;
-  readonly writeHeaders: HeaderWriter;
-  /** For degraded decisions: the insurance limiter's policies. */
-  readonly writeDegradedHeaders: HeaderWriter;
+  /**
+   * Call for every allowed request, with its `info`, the framework's response and the Node.js response
+   * under it: with `skipSuccessfulRequests` or `skipFailedRequests`, the request gets its tokens back
+   * once the response has ended, if it should not count. Otherwise does nothing. Never throws.
+   */
+  countByResponse(info: RateLimitInfo, request: Req, response: Res, raw: NodeResponse): void;
+  /**
+   * Refills every bucket of `key` (an identity, as `info.key` shows it: `'ip:203.0.113.7'`) in this
+   * limiter, its insurance limiter's too. Rejects when the store fails.
+   */
+  resetKey(key: string): Promise<void>;
 }
 
 const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
 
 /** The identity of requests with neither a key nor a client IP: they share one bucket rather than none. */
 const UNKNOWN_IDENTITY = 'unknown';
+
+/** What `countByResponse` is when every request counts. */
+const COUNT_EVERY_RESPONSE = () => {};
 
 /**
  * Builds an adapter's limiter from the user's options; bad options throw here.
@@ -56,13 +67,23 @@ const UNKNOWN_IDENTITY = 'unknown';
  * const limiter = createHttpLimiter(options, expressAccess, { adapter: '@tollgate/express' });
  * const outcome = await limiter.check(req);
  */
-export function createHttpLimiter<Req>(
-  options: RateLimitOptions<Req>,
+export function createHttpLimiter<Req, Res = unknown>(
+  options: RateLimitOptions<Req, Res>,
   access: RequestAccess<Req>,
   settings: AdapterSettings,
-): HttpLimiter<Req> {
+): HttpLimiter<Req, Res> {
   const config = resolveRateLimitOptions(options, settings);
   const warnings = new Warnings(config.logger, config.warnings);
+  if (settings.inRequestHandler) {
+    // Limiters made per request share their options, hence their name but for its counter suffix: one
+    // line for them all.
+    warnings.oncePerProcess(
+      'TOLLGATE_CREATED_IN_HANDLER',
+      `${settings.adapter} ${config.name.replace(/-\d+$/, '')}`,
+      `a limiter (${config.name}) was created while a request was being handled. One created per request ` +
+        'starts empty and limits nothing: create limiters once, when the app starts, and use them in handlers.',
+    );
+  }
   const staticAnswer = typeof config.onStoreError === 'function' ? undefined : config.onStoreError;
   const answerOf = typeof config.onStoreError === 'function' ? config.onStoreError : undefined;
 
@@ -72,12 +93,25 @@ export function createHttpLimiter<Req>(
     return answer === 'insurance' ? 'insurance' : 'throw';
   }
 
-  const limiterFor = boundLimiters(config, staticAnswer && ((error) => failed(error, staticAnswer)));
-  let proxyWarningDue = true;
+  const limiters = boundLimiters(config, staticAnswer && ((error) => failed(error, staticAnswer)));
+  const setup = new SetupChecks(access, warnings);
+  const allowListed = compileAllowList(config.allowList as RateLimitOptions<Req>['allowList'], access);
+  const { onExceeding, onExceeded } = config;
+  const countByResponse = responseCounting<Req, Res>(
+    {
+      skipSuccessfulRequests: config.skipSuccessfulRequests,
+      skipFailedRequests: config.skipFailedRequests,
+      requestWasSuccessful: config.requestWasSuccessful,
+    },
+    warnings,
+  );
 
   async function keyOf(request: Req): Promise<string> {
     const identity: unknown = await config.key(request, access);
-    if (typeof identity === 'string' && identity !== '') return identity;
+    if (typeof identity === 'string' && identity !== '') {
+      setup.identity(identity);
+      return identity;
+    }
     if (identity !== undefined && identity !== '') {
       // An app bug (e.g. a numeric user id), not a store failure: it must not let requests through unlimited.
       throw new TypeError(
@@ -100,37 +134,23 @@ export function createHttpLimiter<Req>(
     return ip;
   }
 
-  /** Warns once if X-Forwarded-For arrives but the framework ignored it (no trusted proxy). */
-  function checkProxySetup(request: Req): void {
-    const forwardedFor = access.header(request, 'x-forwarded-for');
-    const ip = access.ip(request);
-    if (forwardedFor === undefined || ip !== access.socketIp(request)) return;
-    // A client on the proxy's own address (a local setup) forwards the very address the socket shows:
-    // the framework may well trust the proxy, so there is nothing to warn about.
-    const clientIp = ipIdentity(ip, false);
-    if (forwardedFor.split(',').some((hop) => ipIdentity(hop.trim(), false) === clientIp)) return;
-    proxyWarningDue = false;
-    warnings.once(
-      'TOLLGATE_UNTRUSTED_FORWARDED_FOR',
-      'X-Forwarded-For arrived but the app does not trust proxies, so every client behind a proxy shares one ' +
-        "bucket. If the app is behind a proxy, set Express 'trust proxy', Fastify trustProxy or Koa app.proxy.",
-    );
-  }
-
   return {
     name: config.name,
+    requestPropertyName: config.requestPropertyName,
+    countByResponse: countByResponse ?? COUNT_EVERY_RESPONSE,
 
     async check(request) {
       if (config.skip && (await config.skip(request))) return SKIPPED;
-      if (proxyWarningDue) checkProxySetup(request);
+      setup.request(request);
       const identity = await keyOf(request);
+      if (allowListed !== undefined && (await allowListed(request, identity))) return SKIPPED;
       // A static cost was checked at construction; a computed one is checked here, so a bad one is
       // reported as the app's bug rather than caught below as a store failure.
       const cost =
         typeof config.cost === 'function'
           ? checkedCost(await config.cost(request), settings.adapter)
           : config.cost;
-      const bound = await limiterFor(request);
+      const bound = await limiters.forRequest(request);
       let decision: Decision;
       let chosen: StoreFailureAnswer | undefined;
       try {
@@ -152,75 +172,42 @@ export function createHttpLimiter<Req>(
         if (answer !== 'allow' && answer !== 'deny') throw error;
         return answer === 'allow' ? SKIPPED : { kind: 'error', headers: {}, error };
       }
-      const info: RateLimitInfo = { limiter: config.name, decision };
+      const info = new RequestRateLimit(config.name, decision, identity, bound.limiter);
       const headers = (decision.degraded ? bound.writeDegradedHeaders : bound.writeHeaders)(decision);
       const profile = config.headers;
-      if (decision.allowed) return { kind: 'allowed', headers, profile, info };
-      if (config.throwOnLimit)
-        return { kind: 'error', headers, profile, error: new RateLimitError(headers, info) };
+      if (decision.allowed) {
+        if (onExceeding) notify(onExceeding, 'onExceeding', request, info, warnings);
+        return { kind: 'allowed', headers, profile, info };
+      }
+      if (onExceeded) notify(onExceeded, 'onExceeded', request, info, warnings);
+      if (config.throwOnLimit) {
+        const error = new RateLimitError(headers, info, statusOf(decision, config.statusCode));
+        return { kind: 'error', headers, profile, error, info };
+      }
       return { kind: 'limited', headers, profile, info };
     },
 
     async rejection(request, info) {
-      const status = refusalStatus(info.decision);
+      const status = statusOf(info.decision, config.statusCode);
       const message =
         typeof config.message === 'function' ? await config.message(request, info) : config.message;
       if (typeof message === 'string')
         return { status, contentType: 'text/plain; charset=utf-8', body: message };
       if (message !== undefined)
         return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(message) };
-      return { status, contentType: PROBLEM_JSON, body: JSON.stringify(problemDetails(info.decision)) };
+      const problem = problemDetails(info.decision, status);
+      return { status, contentType: PROBLEM_JSON, body: JSON.stringify(problem) };
+    },
+
+    async resetKey(key) {
+      await Promise.all(Array.from(limiters.built(), ({ limiter }) => limiter.reset(key)));
     },
   };
 }
 
-/**
- * The limiter for a request: one, built now, for static policies; for `limit` as a function, one per
- * distinct limit, built on first use and kept (plans are few).
- */
-function boundLimiters<Req>(
-  config: ResolvedRateLimitOptions<Req>,
-  onStoreError: OnStoreError | undefined,
-): (request: Req) => BoundLimiter | Promise<BoundLimiter> {
-  const bind = (policies: Policy | readonly Policy[]): BoundLimiter => {
-    // `limit: 0` has nothing to count: it refuses every request without asking the store. (Its window
-    // and burst were checked when the options were.)
-    const limiter = isZeroLimit(policies)
-      ? zeroLimiter(resolveZeroLimit(policies, ''), config.store.clock)
-      : createLimiter({
-          store: config.store,
-          policies,
-          namespace: config.name,
-          timeout: config.timeoutMs ?? false,
-          ...(onStoreError ? { onStoreError } : {}),
-          ...(config.insurance ? { insurance: config.insurance } : {}),
-          ...(config.denyCache !== undefined ? { denyCache: config.denyCache } : {}),
-        });
-    const writeHeaders = createHeaderWriter(config.headers, config.legacyHeaders, limiter.policies);
-    // A degraded decision is the insurance's: its headers advertise the insurance's own quota.
-    const sameQuota = limiter.insurancePolicies.every(
-      (p, i) => p.limit === limiter.policies[i]?.limit && p.capacity === limiter.policies[i]?.capacity,
-    );
-    const writeDegradedHeaders = sameQuota
-      ? writeHeaders
-      : createHeaderWriter(config.headers, config.legacyHeaders, limiter.insurancePolicies);
-    return { limiter, writeHeaders, writeDegradedHeaders };
-  };
-  const { policies, policyOf } = config;
-  if (policies !== undefined) {
-    const bound = bind(policies);
-    return () => bound;
-  }
-  const byLimit = new Map<number, BoundLimiter>();
-  return async (request) => {
-    const policy = await (policyOf as NonNullable<typeof policyOf>)(request);
-    let bound = byLimit.get(policy.limit);
-    if (bound === undefined) {
-      bound = bind(policy);
-      byLimit.set(policy.limit, bound);
-    }
-    return bound;
-  };
+/** The status of a refusal: 403 when no wait will do, else the limiter's `statusCode`. */
+function statusOf(decision: Decision, statusCode: number): number {
+  return decision.reason === 'cost-exceeds-capacity' ? 403 : statusCode;
 }
 
 /** What the app's `onStoreError` function answered, checked. */

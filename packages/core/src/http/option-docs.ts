@@ -7,6 +7,8 @@ export interface OptionsDocStyle {
   readonly requestName: string;
   /** The framework's request type: `'Request'`, `'FastifyRequest'`, `'Context'`. */
   readonly requestType: string;
+  /** What `requestWasSuccessful` gets besides the request, as signatures name it: `'res'`, `'reply'`. */
+  readonly responseName: string;
   /** Defaults the adapter changes, as its README shows them (Fastify's logger). */
   readonly defaults?: Partial<Record<OptionName, string>>;
 }
@@ -21,13 +23,14 @@ export const OPTIONS_TABLE_END = '<!-- /options-table -->';
  * The Markdown table of every shared option: name, what it does, type and default.
  *
  * @example
- * optionsTableMarkdown({ requestName: 'req', requestType: 'Request' });
+ * optionsTableMarkdown({ requestName: 'req', requestType: 'Request', responseName: 'res' });
  * // "| option | what it does | type | default |\n| --- | …"
  */
 export function optionsTableMarkdown(style: OptionsDocStyle): string {
   const cell = (markdown: string) =>
     markdown
       .replaceAll('{req}', style.requestName)
+      .replaceAll('{res}', style.responseName)
       .replaceAll('{Req}', style.requestType)
       .replaceAll('|', '\\|');
   const rows = OPTION_NAMES.map((name) => {

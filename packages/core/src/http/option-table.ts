@@ -8,6 +8,9 @@ import type { Store } from '../store.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
 import { rejectUnknownNames } from '../unknown-names.js';
 import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
+import { type AllowList, allowListOption } from './allow-list.js';
+import type { RateLimitCallback } from './callbacks.js';
+import { ALLOWED_ANSWER_HEADERS, headersSwitchedOff, LIMITED_ANSWER_HEADERS } from './header-switches.js';
 import { HEADER_PROFILES, type HeaderProfile } from './headers.js';
 import type {
   AdapterSettings,
@@ -17,6 +20,7 @@ import type {
   StoreFailureAnswer,
 } from './options.js';
 import { byIp, type KeyFunction } from './request-keys.js';
+import type { SuccessTest } from './response-counting.js';
 import { type Logger, WARNING_CODES, type WarningSwitches } from './warnings.js';
 import { limitOrZero } from './zero-limit.js';
 
@@ -42,7 +46,10 @@ export interface OptionSite {
 export interface OptionEntry<Resolved> {
   /** What the option does, in one line (Markdown). */
   readonly doc: string;
-  /** Its type as the docs show it (Markdown); `{req}` and `{Req}` stand for the adapter's request. */
+  /**
+   * Its type as the docs show it (Markdown); `{req}` and `{Req}` stand for the adapter's request, `{res}`
+   * for its response.
+   */
   readonly type: string;
   /** Its default as the docs show it (Markdown). */
   readonly default: string;
@@ -60,6 +67,10 @@ const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 export const DEFAULT_LIMIT = 100;
 /** `window` when neither it nor `policies` is given: with {@link DEFAULT_LIMIT}, one token every 600 ms. */
 export const DEFAULT_WINDOW = '1m';
+/** A property name later code can write as `req.rateLimit`: an identifier. */
+const PROPERTY_PATTERN = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** Names that would reach an object's prototype rather than hold a value. */
+const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype'];
 
 const STORE_FAILURE_ANSWERS: readonly StoreFailureAnswer[] = ['insurance', 'allow', 'deny'];
 
@@ -193,6 +204,28 @@ export const OPTION_TABLE = {
     default: 'none',
     check: (value, site) => optionalFunction<(request: unknown) => boolean | Promise<boolean>>(value, site),
   },
+  allowList: {
+    doc: 'clients never charged and sent no headers: client IPs (as the framework resolves them) and identities (`key`), or a function; see [Allow-list](#allow-list)',
+    type: '`string[]` or `({req}, key) => boolean | Promise<boolean>`',
+    default: 'none',
+    check: (value, { what }): AllowList<unknown> | undefined => allowListOption(value, what),
+  },
+  skipSuccessfulRequests: {
+    doc: 'give a request its tokens back when its response succeeded, so only failures count (failed logins); see [Counting only some responses](#counting-only-some-responses)',
+    type: '`boolean`',
+    ...flag(false),
+  },
+  skipFailedRequests: {
+    doc: 'give a request its tokens back when its response failed, so only successes count',
+    type: '`boolean`',
+    ...flag(false),
+  },
+  requestWasSuccessful: {
+    doc: 'whether a response counts as a success, for the two options above',
+    type: '`({req}, {res}) => boolean | Promise<boolean>`',
+    default: 'status below 400',
+    check: (value, site) => optionalFunction<SuccessTest<unknown, unknown>>(value, site),
+  },
   headers: {
     doc: 'the standard rate-limit headers; see [Response headers](#response-headers)',
     type: `\`${HEADER_PROFILES.map(literal).join(' | ')}\``,
@@ -203,6 +236,28 @@ export const OPTION_TABLE = {
     doc: 'also send `X-RateLimit-Limit`, `-Remaining` and `-Reset`',
     type: '`boolean`',
     ...flag(false),
+  },
+  addHeaders: {
+    doc: 'switch headers of limited answers off one by one, as in @fastify/rate-limit',
+    type: "`{ [lower-case name]: boolean }`: `'ratelimit'`, `'ratelimit-policy'`, `'ratelimit-limit'`, `'ratelimit-remaining'`, `'ratelimit-reset'`, `'x-ratelimit-*'`, `'retry-after'`",
+    default: 'all on',
+    check: (value, { what }) => headersSwitchedOff(value, LIMITED_ANSWER_HEADERS, what),
+  },
+  addHeadersOnExceeding: {
+    doc: 'switch headers of allowed answers off one by one',
+    type: 'as `addHeaders`, without `retry-after`',
+    default: 'all on',
+    check: (value, { what }) => headersSwitchedOff(value, ALLOWED_ANSWER_HEADERS, what),
+  },
+  statusCode: {
+    doc: 'the status of a limited answer (a cost beyond capacity is always 403)',
+    type: '`number`: 400–599',
+    default: '`429`',
+    check(value, { what }): number {
+      if (value === undefined) return 429;
+      if (typeof value === 'number' && Number.isInteger(value) && value >= 400 && value <= 599) return value;
+      throw new TypeError(`${what} must be a whole number from 400 to 599; got ${String(value)}`);
+    },
   },
   message: {
     doc: 'the 429 body: text, JSON, or a function of the request and [`info`](#the-429-answer)',
@@ -228,6 +283,33 @@ export const OPTION_TABLE = {
     doc: "hand a `RateLimitError` to the framework's error handling instead of answering",
     type: '`boolean`',
     ...flag(false),
+  },
+  onExceeding: {
+    doc: 'called for each request let through, with the request and [`info`](#the-429-answer); not awaited, and if it throws that is logged',
+    type: '`({req}, info) => unknown`',
+    default: 'none',
+    check: (value, site) => optionalFunction<RateLimitCallback<unknown>>(value, site),
+  },
+  onExceeded: {
+    doc: 'called for each request refused, likewise',
+    type: '`({req}, info) => unknown`',
+    default: 'none',
+    check: (value, site) => optionalFunction<RateLimitCallback<unknown>>(value, site),
+  },
+  requestPropertyName: {
+    doc: "where later code finds the request's [`info`](#the-request-property); `false`: nowhere",
+    type: '`string` or `false`',
+    default: "`'rateLimit'`",
+    check(value, { what }): string | undefined {
+      if (value === false) return undefined;
+      if (value === undefined) return 'rateLimit';
+      if (typeof value === 'string' && PROPERTY_PATTERN.test(value) && !PROTOTYPE_NAMES.includes(value)) {
+        return value;
+      }
+      throw new TypeError(
+        `${what} must be a property name like 'rateLimit', or false; got ${literal(value)}`,
+      );
+    },
   },
   onStoreError: {
     doc: "when the store fails: the per-process insurance limiter decides (`'insurance'`), the request passes unlimited (`'allow'`), or the error goes to the framework (`'deny'`); see [Production](../../README.md#production)",

@@ -6,7 +6,10 @@ import type { InsuranceOptions } from '../insurance.js';
 import { type Policy, type ResolvedPolicy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { rejectUnknownNames } from '../unknown-names.js';
-import { isSettingsObject } from '../value-checks.js';
+import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
+import type { AllowList } from './allow-list.js';
+import type { RateLimitCallback } from './callbacks.js';
+import type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from './header-switches.js';
 import type { HeaderProfile } from './headers.js';
 import {
   type CheckedOptions,
@@ -19,6 +22,7 @@ import {
 import type { RateLimitInfo } from './outcome.js';
 import { PEER_OPTIONS } from './peer-options.js';
 import type { KeyFunction } from './request-keys.js';
+import type { SuccessTest } from './response-counting.js';
 import type { Logger, WarningSwitches } from './warnings.js';
 import { isZeroLimit, limitOrZero, resolveZeroLimit } from './zero-limit.js';
 
@@ -42,9 +46,11 @@ export type LimitedMessage<Req> =
 
 /**
  * Options shared by `@tollgate/express`, `@tollgate/fastify` and `@tollgate/koa`. Give `limit` + `window`
- * (+ `burst`), or `policies`; with neither, each client may send 100 requests per minute.
+ * (+ `burst`), or `policies`; with neither, each client may send 100 requests per minute. `Req` is the
+ * framework's request; `Res` what `requestWasSuccessful` is given besides it (Express `res`, Fastify
+ * `reply`, Koa `ctx.response`).
  */
-export interface RateLimitOptions<Req> {
+export interface RateLimitOptions<Req, Res = unknown> {
   /**
    * Tokens per `window`; may be a function of the request for per-plan limits. `0` refuses every request
    * with a 429 (no `Retry-After`: no wait will do), without asking the store. Default: `100`.
@@ -71,10 +77,31 @@ export interface RateLimitOptions<Req> {
   cost?: PerRequest<Req, number>;
   /** Requests for which this returns true are not limited and get no headers. */
   skip?: (request: Req) => boolean | Promise<boolean>;
+  /**
+   * Clients that are never charged and get no headers: client IPs (as the framework resolves them,
+   * under its trusted-proxy setting) and identities (as the key function returns them, `'user:admin'`),
+   * or a function of the request and its identity (sync or async).
+   */
+  allowList?: AllowList<Req>;
+  /**
+   * Count only the requests whose response failed: a successful one gets its tokens back once its
+   * response has ended (to limit failed logins only, say). Default: `false`.
+   */
+  skipSuccessfulRequests?: boolean;
+  /** Count only the requests whose response succeeded: a failed one gets its tokens back. Default: `false`. */
+  skipFailedRequests?: boolean;
+  /** Whether a response counts as a success, for the two options above. Default: status below 400. */
+  requestWasSuccessful?: SuccessTest<Req, Res>;
   /** The standard header profile. Default: `'draft-11'` (see `HeaderProfile`). */
   headers?: HeaderProfile;
   /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (reset as Unix epoch seconds). Default: `false`. */
   legacyHeaders?: boolean;
+  /** Switch headers of limited answers off, one by one: `{ 'retry-after': false }`. Default: all on. */
+  addHeaders?: HeaderSwitches<LimitedAnswerHeader>;
+  /** Switch headers of allowed answers off, one by one: `{ 'ratelimit-policy': false }`. Default: all on. */
+  addHeadersOnExceeding?: HeaderSwitches<AllowedAnswerHeader>;
+  /** The status of a limited answer. A cost beyond capacity is answered 403 whatever it is. Default: `429`. */
+  statusCode?: number;
   /** The 429 body instead of RFC 9457 problem details: a string (text/plain), an object (JSON), or a function. */
   message?: LimitedMessage<Req>;
   /**
@@ -119,6 +146,16 @@ export interface RateLimitOptions<Req> {
   throwOnLimit?: boolean;
   /** The adapter's own 429 handler; its type is the framework's (see each adapter). Not with `throwOnLimit`. */
   handler?: unknown;
+  /** Called for each request the limiter lets through (not awaited; if it throws, that is logged). */
+  onExceeding?: RateLimitCallback<Req>;
+  /** Called for each request the limiter refuses (not awaited; if it throws, that is logged). */
+  onExceeded?: RateLimitCallback<Req>;
+  /**
+   * Where later code finds the request's `RateLimitInfo`: Express `req[name]`, Fastify `request[name]`,
+   * Koa `ctx.state[name]`. Stacked limiters write in turn: the last one's stays. `false`: nowhere.
+   * Default: `'rateLimit'`.
+   */
+  requestPropertyName?: string | false;
 }
 
 /** The options after validation, with defaults applied: each option as its check in the option table left it. */
@@ -151,6 +188,11 @@ export interface AdapterSettings {
   readonly nameSeed?: string;
   /** The logger when none is given. Default: `console`. */
   readonly logger?: Logger;
+  /**
+   * `true` when the adapter sees the limiter being created while a request is being handled (inside a
+   * middleware or a route handler): one created per request limits nothing, so that is warned about.
+   */
+  readonly inRequestHandler?: boolean;
 }
 
 const DEFAULT_WINDOW_MS = parseDuration(DEFAULT_WINDOW);
@@ -165,8 +207,8 @@ const defaultNamesGiven = new Map<string, number>();
  * @example
  * const config = resolveRateLimitOptions({ limit: 100, window: '1m' }, { adapter: '@tollgate/express' });
  */
-export function resolveRateLimitOptions<Req>(
-  options: RateLimitOptions<Req>,
+export function resolveRateLimitOptions<Req, Res = unknown>(
+  options: RateLimitOptions<Req, Res>,
   settings: AdapterSettings,
 ): ResolvedRateLimitOptions<Req> {
   const prefix = settings.adapter;

@@ -2,24 +2,45 @@
 import type { Decision } from '../decision.js';
 import type { HeaderProfile } from './headers.js';
 
-/** What handlers and messages learn about a limited (or allowed) request. */
+/**
+ * What handlers, messages, callbacks and later code (`req.rateLimit`, `request.rateLimit`,
+ * `ctx.state.rateLimit`) learn about a request's rate limit. The numbers are those of the policy that
+ * decided (`decision.decidedBy`); `decision` has every policy's.
+ */
 export interface RateLimitInfo {
   /** The limiter's name (its namespace in the store). */
   readonly limiter: string;
   /** The decision, with every policy's state. */
   readonly decision: Decision;
+  /** The identity the request was charged to, as the key function gave it: `'ip:203.0.113.7'`, `'user:42'`. */
+  readonly key: string;
+  /** Tokens per window of the deciding policy. */
+  readonly limit: number;
+  /** Whole tokens left in the deciding policy's bucket. */
+  readonly remaining: number;
+  /** Tokens missing from the deciding policy's bucket: its capacity minus `remaining`. */
+  readonly used: number;
+  /** Milliseconds until the deciding policy's bucket is full again. */
+  readonly resetMs: number;
+  /** When the deciding policy's bucket is full again, by the store's clock. */
+  readonly resetTime: Date;
+  /**
+   * Refills every bucket of this request's `key` in this limiter (an unblock after a password reset,
+   * say). Rejects when the store fails.
+   */
+  resetKey(): Promise<void>;
 }
 
-/** The answer to send when a request is limited: 429, or 403 when its cost exceeds a capacity. */
+/** The answer to send when a request is limited: `statusCode` (429), or 403 when its cost exceeds a capacity. */
 export interface RateLimitRejection {
-  readonly status: 429 | 403;
+  readonly status: number;
   readonly contentType: string;
   readonly body: string;
 }
 
 /**
  * The outcome of a check:
- * - `skipped`: not limited (by `skip`, or a failed store with `failOpen`); send no headers.
+ * - `skipped`: not limited (by `skip`, `allowList`, or a failed store with `onStoreError: 'allow'`); send no headers.
  * - `allowed`: go on, after setting `headers`.
  * - `limited`: set `headers` (they include `Retry-After` when a wait will do) and answer (the user's
  *   handler, else `rejection`): 429, or 403 when the cost exceeds a capacity.
@@ -47,4 +68,17 @@ export type RateLimitOutcome =
       readonly headers: Record<string, string>;
       readonly profile?: HeaderProfile;
       readonly error: unknown;
+      /** With `throwOnLimit`: the refused request's info, also on the `RateLimitError`. */
+      readonly info?: RateLimitInfo;
     };
+
+/**
+ * The Node.js response under a framework's own (Express `res`, Fastify `reply.raw`, Koa `ctx.res`): how
+ * the core learns that a response has ended, and how.
+ */
+export interface NodeResponse {
+  once(event: 'close', listener: () => void): unknown;
+  /** `true` once the app has finished the response (`end()`); still `false` when the client went away first. */
+  readonly writableEnded: boolean;
+  readonly statusCode: number;
+}

@@ -4,7 +4,6 @@
  */
 import type { NameHint } from '../unknown-names.js';
 
-const EXPRESS = 'express-rate-limit';
 const FASTIFY = '@fastify/rate-limit';
 const KOA = 'koa-ratelimit';
 const FLEXIBLE = 'rate-limiter-flexible';
@@ -13,17 +12,18 @@ const KEY = 'key (see byIp, byApiKey, byUser)';
 const HEADERS = "headers ('draft-11', 'draft-10', 'draft-7', 'draft-6' or false)";
 const REDIS_STORE = 'store: new RedisStore({ client })';
 const NAMESPACE = "name (this limiter's namespace in the store)";
-const ALLOW = 'skip: (request) => true for requests that are not limited';
-const HANDLER = 'handler (it runs for each limited request, and answers it)';
-const FAIL_OPEN = 'failOpen (true by default: requests pass while the store fails)';
+const ALLOW = 'allowList (client IPs and identities, or a function)';
+const ON_EXCEEDED = 'onExceeded (told of each refused request), or handler (answers it)';
+const FAIL_OPEN =
+  "onStoreError: 'allow' (the default, 'insurance', limits per process while the store fails)";
 const NO_BLOCKING = 'Tollgate does not ban or block clients: a bucket refills steadily';
-const CHARGED_ON_ARRIVAL = 'Tollgate charges a request when it arrives, whatever its response';
 
 const notSupported = (from: string, unsupported: string): NameHint => ({ from, unsupported });
 
 /**
  * Other limiters' option names, with the hint an "unknown option" error gives. A name Tollgate also uses
- * (`limit`, `store`, `skip`, `message`, `handler`, `legacyHeaders`) is an option of ours and not listed.
+ * (`limit`, `store`, `skip`, `message`, `handler`, `legacyHeaders`, `statusCode`, `allowList`,
+ * `skipFailedRequests`, `onExceeded`, `addHeaders`, …) is an option of ours and not listed.
  */
 export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameHint>([
   ['windowMs', { use: "window (ms or '15m')" }],
@@ -37,16 +37,12 @@ export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameH
   ['standardHeaders', { use: HEADERS }],
   ['enableDraftSpec', { use: HEADERS }],
   ['draft_polli_ratelimit_headers', { use: HEADERS }],
-  ['addHeaders', { use: `${HEADERS} and legacyHeaders` }],
-  ['addHeadersOnExceeding', { use: `${HEADERS} and legacyHeaders` }],
   ['disableHeader', { use: 'headers: false' }],
   ['errorMessage', { use: 'message' }],
   ['errorResponseBuilder', { use: 'message: (request, info) => body, or handler' }],
-  ['onLimitReached', { use: HANDLER }],
-  ['onExceeded', { use: HANDLER }],
-  ['onLimited', { use: HANDLER }],
+  ['onLimitReached', { use: ON_EXCEEDED }],
+  ['onLimited', { use: ON_EXCEEDED }],
   ['throw', { use: 'throwOnLimit' }],
-  ['allowList', { use: ALLOW }],
   ['allowlist', { use: ALLOW }],
   ['whitelist', { use: ALLOW }],
   ['skipOnError', { use: FAIL_OPEN }],
@@ -63,11 +59,6 @@ export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameH
   ['identifier', { use: 'policies: [{ limit, window, name }] (a policy name names it in headers)' }],
   ['validate', { use: 'warnings (false, or { [code]: false })' }],
   ['logLevel', { use: 'logger' }],
-  ['statusCode', notSupported(EXPRESS, 'Tollgate answers 429; a handler may answer otherwise')],
-  ['requestPropertyName', notSupported(EXPRESS, 'the info goes to handler, message and RateLimitError')],
-  ['skipFailedRequests', notSupported(EXPRESS, CHARGED_ON_ARRIVAL)],
-  ['skipSuccessfulRequests', notSupported(EXPRESS, CHARGED_ON_ARRIVAL)],
-  ['requestWasSuccessful', notSupported(EXPRESS, CHARGED_ON_ARRIVAL)],
   ['ban', notSupported(FASTIFY, NO_BLOCKING)],
   ['onBanReach', notSupported(FASTIFY, NO_BLOCKING)],
   [
@@ -75,7 +66,6 @@ export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameH
     notSupported(FASTIFY, 'a denied request is not charged, so it never extends the wait'),
   ],
   ['exponentialBackoff', notSupported(FASTIFY, 'waits do not grow; Retry-After says when a token is back')],
-  ['onExceeding', notSupported(FASTIFY, 'nothing is called for requests under the limit')],
   ['blacklist', notSupported(KOA, 'refuse such requests in a middleware before the limiter')],
   ['blockDuration', notSupported(FLEXIBLE, NO_BLOCKING)],
   ['inMemoryBlockOnConsumed', notSupported(FLEXIBLE, NO_BLOCKING)],

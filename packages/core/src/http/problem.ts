@@ -28,7 +28,8 @@ export const COST_EXCEEDS_CAPACITY_TYPE =
 export interface QuotaExceededProblem {
   readonly type: typeof QUOTA_EXCEEDED_TYPE;
   readonly title: string;
-  readonly status: 429;
+  /** The answer's status: 429, or the limiter's `statusCode`. */
+  readonly status: number;
   readonly detail: string;
   /** The names of the policies that had too few tokens. */
   readonly 'violated-policies': string[];
@@ -61,15 +62,18 @@ export function refusalStatus(decision: Decision): 429 | 403 {
 
 /**
  * The problem details for a refused decision: {@link costExceedsCapacityProblem} when no wait will do,
- * else {@link quotaExceededProblem}.
+ * else {@link quotaExceededProblem} with `status` (the answer's, when it is not 429).
  *
  * @example
  * problemDetails(decision).status; // 429 or 403, as refusalStatus(decision)
  */
-export function problemDetails(decision: Decision): QuotaExceededProblem | CostExceedsCapacityProblem {
+export function problemDetails(
+  decision: Decision,
+  status = 429,
+): QuotaExceededProblem | CostExceedsCapacityProblem {
   return decision.reason === 'cost-exceeds-capacity'
     ? costExceedsCapacityProblem(decision)
-    : quotaExceededProblem(decision);
+    : quotaExceededProblem(decision, status);
 }
 
 /**
@@ -79,13 +83,13 @@ export function problemDetails(decision: Decision): QuotaExceededProblem | CostE
  * @example
  * quotaExceededProblem(decision).detail; // 'Too many requests: retry in 3 seconds.'
  */
-export function quotaExceededProblem(decision: Decision): QuotaExceededProblem {
+export function quotaExceededProblem(decision: Decision, status = 429): QuotaExceededProblem {
   const violated = decision.policies.filter((p) => p.retryAfterMs !== 0).map((p) => p.policy);
   const wait = retryAfterSeconds(decision);
   return {
     type: QUOTA_EXCEEDED_TYPE,
     title: 'Request cannot be satisfied as assigned quota has been exceeded',
-    status: 429,
+    status,
     detail:
       wait !== undefined
         ? `Too many requests: retry in ${plural(wait, 'second')}.`

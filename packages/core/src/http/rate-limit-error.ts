@@ -8,7 +8,8 @@ import { refusalStatus } from './problem.js';
  * already sends `status`, `headers` and `message`; Fastify's and Express's use `statusCode`.
  *
  * Two kinds, told apart by `code` (or `info.decision.reason`):
- * - `'TOLLGATE_RATE_LIMITED'`, status 429: too many requests; retry after `Retry-After`.
+ * - `'TOLLGATE_RATE_LIMITED'`, status 429 (or the limiter's `statusCode`): too many requests; retry after
+ *   `Retry-After`.
  * - `'TOLLGATE_COST_EXCEEDS_CAPACITY'`, status 403: the request costs more than some policy can ever
  *   hold, so no wait will let it through.
  *
@@ -20,10 +21,10 @@ import { refusalStatus } from './problem.js';
  */
 export class RateLimitError extends Error {
   override readonly name = 'RateLimitError';
-  /** 429, or 403 when the cost exceeds a capacity. */
-  readonly statusCode: 429 | 403;
+  /** 429 (or the limiter's `statusCode`), or 403 when the cost exceeds a capacity. */
+  readonly statusCode: number;
   /** The same as `statusCode` (the name Koa and http-errors read). */
-  readonly status: 429 | 403;
+  readonly status: number;
   /** The message is safe to show clients (Koa and http-errors read this). */
   readonly expose = true;
   /** A stable code for error handlers and logs. */
@@ -34,11 +35,13 @@ export class RateLimitError extends Error {
     readonly headers: Readonly<Record<string, string>>,
     /** The limiter and its decision. */
     readonly info: RateLimitInfo,
+    /** The status to answer: the limiter's `statusCode` for a limited request. Default: as the decision says. */
+    status: number = refusalStatus(info.decision),
   ) {
-    const status = refusalStatus(info.decision);
-    super(status === 429 ? 'Too Many Requests' : 'Request Cost Exceeds Rate Limit Capacity');
+    const overCapacity = info.decision.reason === 'cost-exceeds-capacity';
+    super(overCapacity ? 'Request Cost Exceeds Rate Limit Capacity' : 'Too Many Requests');
     this.statusCode = status;
     this.status = status;
-    this.code = status === 429 ? 'TOLLGATE_RATE_LIMITED' : 'TOLLGATE_COST_EXCEEDS_CAPACITY';
+    this.code = overCapacity ? 'TOLLGATE_COST_EXCEEDS_CAPACITY' : 'TOLLGATE_RATE_LIMITED';
   }
 }

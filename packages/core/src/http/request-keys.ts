@@ -13,6 +13,12 @@ export interface RequestAccess<Req> {
   socketIp(request: Req): string | undefined;
   /** The first value of a request header; `name` is lower case. */
   header(request: Req, name: string): string | undefined;
+  /**
+   * Whether the framework takes the client IP from `X-Forwarded-For` whoever sent it (Express
+   * `trust proxy` true, Fastify `trustProxy: true`, Koa `app.proxy` without `maxIpsCount`), so that any
+   * client can choose its IP. Asked once, for `TOLLGATE_PERMISSIVE_TRUST_PROXY`. Optional.
+   */
+  trustsEveryProxy?(request: Req): boolean;
 }
 
 /**

@@ -7,8 +7,8 @@ import { type AdapterSettings, type RateLimitOptions, resolveRateLimitOptions } 
  * mistakes surface at registration rather than when the first route uses them. Whatever part of the
  * policy the routes bring is left to the defaults here.
  */
-export function validateInheritedOptions<Req>(
-  options: RateLimitOptions<Req>,
+export function validateInheritedOptions<Req, Res>(
+  options: RateLimitOptions<Req, Res>,
   settings: AdapterSettings,
 ): void {
   // A name of its own, so that checking uses up none of the default names that limiters are given in turn.
@@ -27,7 +27,7 @@ export function validateInheritedOptions<Req>(
  * mergeRateLimitOptions({ store, limit: 100, window: '1m' }, { limit: 10 }); // 10 per minute, same store
  * mergeRateLimitOptions(base, route.config.rateLimit, '@tollgate/fastify (route GET /x): config.rateLimit');
  */
-export function mergeRateLimitOptions<O extends RateLimitOptions<never>>(
+export function mergeRateLimitOptions<O extends RateLimitOptions<never, never>>(
   base: Partial<O>,
   override: Partial<O> | false | undefined,
   where = 'route options',

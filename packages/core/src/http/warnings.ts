@@ -24,6 +24,18 @@ export const WARNING_CODES = [
   'TOLLGATE_REDIS_CLIENT_QUEUES',
   /** Redis's `maxmemory-policy` may evict buckets that are still limiting someone. */
   'TOLLGATE_REDIS_EVICTION_POLICY',
+  /** A refund after a response (`skipSuccessfulRequests`, `skipFailedRequests`) failed: the request stays counted. */
+  'TOLLGATE_REFUND_FAILED',
+  /** `onExceeding`, `onExceeded` or `requestWasSuccessful` threw or rejected; the request went on regardless. */
+  'TOLLGATE_CALLBACK_FAILED',
+  /** The framework trusts every proxy (Express `trust proxy` true, …): any client can choose its IP. */
+  'TOLLGATE_PERMISSIVE_TRUST_PROXY',
+  /** One request was checked twice by the same limiter (mounted twice): it was charged twice. */
+  'TOLLGATE_DOUBLE_COUNT',
+  /** The key function returned a whole IPv6 address: one client can rotate through its subnet's addresses. */
+  'TOLLGATE_UNGROUPED_IPV6_KEY',
+  /** A limiter was created while a request was being handled: one per request limits nothing. */
+  'TOLLGATE_CREATED_IN_HANDLER',
 ] as const;
 
 /** The code of one of Tollgate's warnings: one of {@link WARNING_CODES}. */
@@ -38,8 +50,23 @@ export interface Logger {
 /** `true`/`false` for all warnings, or per code. Default: all on. */
 export type WarningSwitches = boolean | Partial<Record<WarningCode, boolean>>;
 
-/** Store errors repeat while the store is down: one line per interval, with a count of the rest. */
-const STORE_ERROR_INTERVAL_MS = 10_000;
+/** Failures repeat while their cause lasts (a store down, a buggy callback): one line per interval each. */
+const REPEATED_FAILURE_INTERVAL_MS = 10_000;
+
+/** Codes logged each time they happen, throttled: failures, not setups. */
+type FailureCode = 'TOLLGATE_STORE_ERROR' | 'TOLLGATE_REFUND_FAILED' | 'TOLLGATE_CALLBACK_FAILED';
+
+/**
+ * Warnings reported once per process rather than once per limiter, by code and subject: when limiters
+ * themselves are the problem, each new one would otherwise say it again.
+ */
+const reportedInProcess = new Set<string>();
+
+/** When a failure code was last logged, and how many since were held back. */
+interface Throttle {
+  lastMs: number;
+  suppressed: number;
+}
 
 /** What a store failure means for requests, by the limiter's `onStoreError`. */
 const STORE_FAILURE_OUTCOMES = {
@@ -48,13 +75,12 @@ const STORE_FAILURE_OUTCOMES = {
   deny: 'requests fail',
 } as const;
 
-/** Reports each warning code once, and store errors at most once per interval. */
+/** Reports each warning code once, and failures (store errors, refunds, callbacks) at most once per interval. */
 export class Warnings {
   readonly #logger: Logger;
   readonly #switches: WarningSwitches;
   readonly #reported = new Set<WarningCode>();
-  #lastStoreErrorMs = Number.NEGATIVE_INFINITY;
-  #suppressedStoreErrors = 0;
+  readonly #throttles = new Map<FailureCode, Throttle>();
 
   constructor(logger: Logger, switches: WarningSwitches) {
     this.#logger = logger;
@@ -62,10 +88,42 @@ export class Warnings {
   }
 
   /** Logs `message` under `code` the first time only. */
-  once(code: Exclude<WarningCode, 'TOLLGATE_STORE_ERROR'>, message: string): void {
+  once(code: Exclude<WarningCode, FailureCode>, message: string): void {
     if (this.#reported.has(code) || !this.#enabled(code)) return;
     this.#reported.add(code);
     this.#logger.warn(`[${code}] ${message}`);
+  }
+
+  /**
+   * Logs `message` under `code` the first time in this process for `subject` (such as a limiter's
+   * options), whichever limiter reports it.
+   */
+  oncePerProcess(code: Exclude<WarningCode, FailureCode>, subject: string, message: string): void {
+    const reported = `${code} ${subject}`;
+    if (reportedInProcess.has(reported) || !this.#enabled(code)) return;
+    reportedInProcess.add(reported);
+    this.#logger.warn(`[${code}] ${message}`);
+  }
+
+  /** Whether `code` would still be logged by {@link once}: checks that find nothing more to say can stop. */
+  due(code: Exclude<WarningCode, FailureCode>): boolean {
+    return !this.#reported.has(code) && this.#enabled(code);
+  }
+
+  /** Logs a failure with `logger.error`, at most once per interval per code, counting the ones held back. */
+  failure(code: FailureCode, message: string): void {
+    if (!this.#enabled(code)) return;
+    const nowMs = Date.now();
+    const throttle = this.#throttles.get(code) ?? { lastMs: Number.NEGATIVE_INFINITY, suppressed: 0 };
+    this.#throttles.set(code, throttle);
+    if (nowMs - throttle.lastMs < REPEATED_FAILURE_INTERVAL_MS) {
+      throttle.suppressed++;
+      return;
+    }
+    const suppressed = throttle.suppressed ? ` (${throttle.suppressed} more since the last report)` : '';
+    throttle.lastMs = nowMs;
+    throttle.suppressed = 0;
+    this.#logger.error(`[${code}] ${message}${suppressed}`);
   }
 
   /** Logs `message` under `code` each time: for events that are rare by nature, such as incidents. */
@@ -75,24 +133,17 @@ export class Warnings {
 
   /** Logs a store failure, throttled while failures repeat. */
   storeError(error: unknown, answer: 'insurance' | 'allow' | 'deny'): void {
-    if (!this.#enabled('TOLLGATE_STORE_ERROR')) return;
-    const nowMs = Date.now();
-    if (nowMs - this.#lastStoreErrorMs < STORE_ERROR_INTERVAL_MS) {
-      this.#suppressedStoreErrors++;
-      return;
-    }
-    const suppressed = this.#suppressedStoreErrors
-      ? ` (${this.#suppressedStoreErrors} more since the last report)`
-      : '';
-    this.#lastStoreErrorMs = nowMs;
-    this.#suppressedStoreErrors = 0;
     const outcome = STORE_FAILURE_OUTCOMES[answer];
-    const reason = error instanceof Error ? error.message : String(error);
-    this.#logger.error(`[TOLLGATE_STORE_ERROR] rate-limit store failed, ${outcome}: ${reason}${suppressed}`);
+    this.failure('TOLLGATE_STORE_ERROR', `rate-limit store failed, ${outcome}: ${reasonOf(error)}`);
   }
 
   #enabled(code: WarningCode): boolean {
     const switches = this.#switches;
     return typeof switches === 'boolean' ? switches : switches[code] !== false;
   }
+}
+
+/** An error's message, for a log line. */
+export function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

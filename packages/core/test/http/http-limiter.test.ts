@@ -18,6 +18,7 @@ import {
 
 type Options = RateLimitOptions<FakeRequest>;
 
+/** A client. Spread it (`{ ...CLIENT }`) where warnings are checked: each request is a new object. */
 const CLIENT: FakeRequest = { ip: '203.0.113.7' };
 const OTHER_CLIENT: FakeRequest = { ip: '198.51.100.9' };
 
@@ -328,9 +329,9 @@ describe('requests without a key', () => {
 
   it('limits requests the key function found nothing for by client IP, and warns TOLLGATE_MISSING_KEY once', async () => {
     const { limiter, warnings } = setup({ key: byApiKey({ verify: (key) => key === 'k' }) });
-    expect((await limiter.check(CLIENT)).kind).toBe('allowed');
-    expect((await limiter.check(CLIENT)).kind).toBe('allowed');
-    expect((await limiter.check(CLIENT)).kind).toBe('limited');
+    expect((await limiter.check({ ...CLIENT })).kind).toBe('allowed');
+    expect((await limiter.check({ ...CLIENT })).kind).toBe('allowed');
+    expect((await limiter.check({ ...CLIENT })).kind).toBe('limited');
     expect((await limiter.check(OTHER_CLIENT)).kind).toBe('allowed'); // one keyless client cannot starve another
     expect((await limiter.check({ ...CLIENT, headers: { 'x-api-key': 'k' } })).kind).toBe('allowed');
     expect(warnings).toEqual([
@@ -340,9 +341,9 @@ describe('requests without a key', () => {
 
   it('treats an empty identity as missing', async () => {
     const { limiter, warnings } = setup({ key: () => '' });
-    await limiter.check(CLIENT);
-    await limiter.check(CLIENT);
-    expect((await limiter.check(CLIENT)).kind).toBe('limited');
+    await limiter.check({ ...CLIENT });
+    await limiter.check({ ...CLIENT });
+    expect((await limiter.check({ ...CLIENT })).kind).toBe('limited');
     expect((await limiter.check(OTHER_CLIENT)).kind).toBe('allowed');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^\[TOLLGATE_MISSING_KEY\]/);
@@ -433,11 +434,11 @@ describe('store failures', () => {
   it('decides on the per-process insurance limiter by default, with headers, and logs once', async () => {
     const store = failingStore(new Error('ECONNREFUSED 127.0.0.1:6379'));
     const { limiter, errors, warnings } = setup({ store });
-    const first = expectKind(await limiter.check(CLIENT), 'allowed');
+    const first = expectKind(await limiter.check({ ...CLIENT }), 'allowed');
     expect(first.info.decision.degraded).toBe(true);
     expect(rateLimitOf(first)['2-per-1m']).toMatchObject({ r: 1 });
-    expectKind(await limiter.check(CLIENT), 'allowed');
-    const limited = expectKind(await limiter.check(CLIENT), 'limited');
+    expectKind(await limiter.check({ ...CLIENT }), 'allowed');
+    const limited = expectKind(await limiter.check({ ...CLIENT }), 'limited');
     expect(limited.headers['Retry-After']).toBe('30');
     expect(store.calls).toBe(3);
     expect(errors).toEqual([

@@ -13,16 +13,17 @@ import { WARNING_CODES } from '../../src/http/warnings.js';
 
 /** How each adapter's README writes its request; Fastify's logger default is the app's. */
 const ADAPTER_READMES: readonly { readonly adapter: string; readonly style: OptionsDocStyle }[] = [
-  { adapter: 'express', style: { requestName: 'req', requestType: 'Request' } },
+  { adapter: 'express', style: { requestName: 'req', requestType: 'Request', responseName: 'res' } },
   {
     adapter: 'fastify',
     style: {
       requestName: 'request',
       requestType: 'FastifyRequest',
+      responseName: 'reply',
       defaults: { logger: "`app.log` if the app's logger is on, else `console`" },
     },
   },
-  { adapter: 'koa', style: { requestName: 'ctx', requestType: 'Context' } },
+  { adapter: 'koa', style: { requestName: 'ctx', requestType: 'Context', responseName: 'response' } },
 ];
 
 const readmePath = (pkg: string) => fileURLToPath(new URL(`../../../${pkg}/README.md`, import.meta.url));
@@ -42,7 +43,11 @@ describe.each(ADAPTER_READMES)(
 );
 
 describe('optionsTableMarkdown', () => {
-  const table = optionsTableMarkdown({ requestName: 'ctx', requestType: 'Context' });
+  const table = optionsTableMarkdown({
+    requestName: 'ctx',
+    requestType: 'Context',
+    responseName: 'response',
+  });
   const rows = table.split('\n').slice(2);
 
   it('has one row per option, in the table order', () => {
@@ -51,7 +56,7 @@ describe('optionsTableMarkdown', () => {
 
   it("writes the adapter's request into signatures and escapes pipes inside cells", () => {
     expect(table).toContain('`KeyFunction<Context>`: `(ctx, access) => string \\| undefined \\| Promise<…>`');
-    expect(table).not.toMatch(/\{req\}|\{Req\}/);
+    expect(table).not.toMatch(/\{req\}|\{Req\}|\{res\}/);
     expect(rows.every((row) => row.split(/(?<!\\)\|/).length === 6)).toBe(true);
   });
 
@@ -59,6 +64,7 @@ describe('optionsTableMarkdown', () => {
     const withLogger = optionsTableMarkdown({
       requestName: 'request',
       requestType: 'FastifyRequest',
+      responseName: 'reply',
       defaults: { logger: '`app.log`' },
     });
     expect(withLogger).toMatch(/^\| `logger` \|.*\| `app\.log` \|$/m);
@@ -68,16 +74,16 @@ describe('optionsTableMarkdown', () => {
 describe('withOptionsTable', () => {
   it('replaces only what lies between the markers', () => {
     const readme = `# x\n\n${OPTIONS_TABLE_START}\nold\n${OPTIONS_TABLE_END}\n\nafter\n`;
-    const style = { requestName: 'req', requestType: 'Request' };
+    const style = { requestName: 'req', requestType: 'Request', responseName: 'res' };
     expect(withOptionsTable(readme, style)).toBe(
       `# x\n\n${OPTIONS_TABLE_START}\n\n${optionsTableMarkdown(style)}\n\n${OPTIONS_TABLE_END}\n\nafter\n`,
     );
   });
 
   it('throws for a README without the markers, so none drops out of the check unnoticed', () => {
-    expect(() => withOptionsTable('# x\n', { requestName: 'req', requestType: 'Request' })).toThrow(
-      /no options table/,
-    );
+    expect(() =>
+      withOptionsTable('# x\n', { requestName: 'req', requestType: 'Request', responseName: 'res' }),
+    ).toThrow(/no options table/);
   });
 });
 

@@ -2,6 +2,7 @@ import { afterAll, describe, it } from 'vitest';
 import { NODE_REDIS_MAJORS } from '../harness/clients.js';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
+import { windowScenarios } from './window-scenarios.js';
 
 const kinds: StoreKind[] = [
   memoryKind(),
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 describe.each(kinds)('$name conformance', (kind) => {
-  it.each(scenarios)('$name', async (scenario) => {
+  it.each([...scenarios, ...windowScenarios])('$name', async (scenario) => {
     const fixture = kind.fixture();
     await scenario.run(limiterFor(scenario, fixture), fixture);
   });

@@ -1,16 +1,18 @@
 /**
  * One of several processes racing on one key: waits for "go" on stdin, fires its share of `consume`
  * calls at once, and prints how many were allowed.
- * argv: client target prefix calls
+ * argv: client target prefix calls [algorithm]
  * - client: `ioredis`, `node-redis-4` or `node-redis-5`
  * - target: a Redis URL, or `cluster:` and a JSON list of `{ host, port }` nodes
+ * - algorithm: the policy's, `token-bucket` by default
  */
-import { createLimiter, RedisStore } from '@tollgate/core';
+import { type AlgorithmName, createLimiter, RedisStore } from '@tollgate/core';
 import { Cluster, Redis } from 'ioredis';
 import { createClient as createClient4, createCluster as createCluster4 } from 'redis4';
 import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
 
-const [client = '', target = '', prefix = '', calls = '0'] = process.argv.slice(2);
+const [client = '', target = '', prefix = '', calls = '0', algorithm = 'token-bucket'] =
+  process.argv.slice(2);
 const nodes = target.startsWith('cluster:')
   ? (JSON.parse(target.slice('cluster:'.length)) as { host: string; port: number }[])
   : undefined;
@@ -42,7 +44,7 @@ function nodeRedis(major: 4 | 5) {
 const { redis, close } = await connect(); // connected before the race starts
 const limiter = createLimiter({
   store: new RedisStore({ client: redis, prefix }),
-  policies: { limit: 100, window: '1h' },
+  policies: { limit: 100, window: '1h', algorithm: algorithm as AlgorithmName },
   onStoreError: 'throw', // a store error must fail the race, not be taken by the insurance limiter
 });
 

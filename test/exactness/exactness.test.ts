@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { createLimiter, MemoryStore, RedisStore, type Store } from '@tollgate/core';
+import { type AlgorithmName, createLimiter, MemoryStore, RedisStore, type Store } from '@tollgate/core';
 import { describe, expect, inject, it } from 'vitest';
 import { connectCluster, uniquePrefix } from '../harness/clients.js';
 
@@ -21,10 +21,10 @@ async function startWorker(
   target: string,
   prefix: string,
   calls: number,
+  algorithm: AlgorithmName,
 ): Promise<{ child: ChildProcess; result: Promise<number> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, client, target, prefix, String(calls)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const argv = [WORKER, client, target, prefix, String(calls), algorithm];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...argv], { stdio: ['pipe', 'pipe', 'inherit'] });
   let output = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     output += chunk;
@@ -43,16 +43,22 @@ async function startWorker(
   return { child, result };
 }
 
-async function raceInProcess(store: Store, calls: number): Promise<number> {
-  const limiter = createLimiter({ store, policies: POLICY });
+async function raceInProcess(store: Store, calls: number, algorithm: AlgorithmName = 'token-bucket') {
+  const limiter = createLimiter({ store, policies: { ...POLICY, algorithm } });
   const decisions = await Promise.all(Array.from({ length: calls }, () => limiter.consume('shared-key')));
   return decisions.filter((d) => d.allowed).length;
 }
 
 /** Four processes, each with its own client, fire 500 consumes each at one key at once; returns the allowed. */
-async function raceAcrossProcesses(clients: readonly WorkerClient[], target: string): Promise<number> {
+async function raceAcrossProcesses(
+  clients: readonly WorkerClient[],
+  target: string,
+  algorithm: AlgorithmName = 'token-bucket',
+): Promise<number> {
   const prefix = uniquePrefix('exactness');
-  const workers = await Promise.all(clients.map((client) => startWorker(client, target, prefix, 500)));
+  const workers = await Promise.all(
+    clients.map((client) => startWorker(client, target, prefix, 500, algorithm)),
+  );
   for (const { child } of workers) child.stdin?.write('go\n');
   const allowed = await Promise.all(workers.map((w) => w.result));
   return allowed.reduce((sum, n) => sum + n, 0);
@@ -93,5 +99,22 @@ describe('exactness under concurrency', () => {
 
   it('2,000 concurrent consumes on the memory store admit exactly 100', async () => {
     expect(await raceInProcess(new MemoryStore(), 2000)).toBe(100);
+  });
+});
+
+const IOREDIS_WORKERS: readonly WorkerClient[] = ['ioredis', 'ioredis', 'ioredis', 'ioredis'];
+
+describe.each(['fixed-window', 'sliding-window'] as const)('exactness of the %s', (algorithm) => {
+  it('4 processes × 500 concurrent consumes on one Redis key admit exactly 100', async () => {
+    expect(await raceAcrossProcesses(IOREDIS_WORKERS, inject('redisUrl'), algorithm)).toBe(100);
+  }, 60_000);
+
+  it('4 processes × 500 concurrent consumes on one Redis Cluster key admit exactly 100', async () => {
+    const cluster = `cluster:${JSON.stringify(inject('redisClusterNodes'))}`;
+    expect(await raceAcrossProcesses(IOREDIS_WORKERS, cluster, algorithm)).toBe(100);
+  }, 60_000);
+
+  it('2,000 concurrent consumes on the memory store admit exactly 100', async () => {
+    expect(await raceInProcess(new MemoryStore(), 2000, algorithm)).toBe(100);
   });
 });

@@ -112,10 +112,14 @@ describe.each([
     );
   });
 
-  it('rejects a policy with an unknown field, such as an algorithm', async () => {
+  it('rejects a policy with an unknown field, or an algorithm it does not know', async () => {
     await rejects(
-      { policies: { limit: 10, window: '1m', algorithm: 'fixed-window' } },
-      `${adapter}: policy has an unknown field 'algorithm': not supported; the token bucket is the only algorithm today.`,
+      { policies: { limit: 10, window: '1m', algorithim: 'fixed-window' } },
+      `${adapter}: policy has an unknown field 'algorithim'; did you mean algorithm?`,
+    );
+    await rejects(
+      { policies: { limit: 10, window: '1m', algorithm: 'leaky-bucket' } },
+      `${adapter}: policy.algorithm must be one of 'token-bucket', 'fixed-window', 'sliding-window'; got 'leaky-bucket'`,
     );
   });
 });

@@ -446,5 +446,29 @@ export const adapterScenarios: AdapterScenario[] = [
       }
     },
   },
+  {
+    name: "algorithm: 'fixed-window' admits the limit per window from the first request; t is the window's end",
+    spec: () => ({ global: { limit: 3, window: '1m', algorithm: 'fixed-window', name: 'fixed' } }),
+    async run(app, { clock }) {
+      expect(await statuses(app, 3)).toEqual([200, 200, 200]);
+      clock.advance(30_000); // a token bucket would have refilled 1.5 tokens by now
+      const limited = await app.send('GET', '/a');
+      expect(limited.status).toBe(429);
+      expect(draft10(limited, 'ratelimit')).toEqual({ '3-per-1m': { r: 0, t: 30 } });
+      expect(retryAfterSeconds(limited)).toBe(30);
+      clock.advance(30_000);
+      expect(await statuses(app, 4)).toEqual([200, 200, 200, 429]);
+    },
+  },
+  {
+    name: "algorithm: 'sliding-window' counts the previous window by how much of it still slides",
+    spec: () => ({ global: { limit: 4, window: '10s', algorithm: 'sliding-window', name: 'sliding' } }),
+    async run(app, { clock }) {
+      clock.set(1_767_225_600_000); // the start of a window: sliding windows are aligned to the clock
+      expect(await statuses(app, 5)).toEqual([200, 200, 200, 200, 429]);
+      clock.advance(15_000); // halfway into the next window: half of the previous 4 still counts
+      expect(await statuses(app, 3)).toEqual([200, 200, 429]);
+    },
+  },
   ...peerScenarios,
 ];

@@ -1,4 +1,6 @@
-/** Decisions: what a limiter answers, derived from bucket levels by one function for every store. */
+/** Decisions: what a limiter answers, derived from the stored states by one function for every store. */
+import type { AlgorithmName } from './algorithms/algorithm.js';
+import { ALGORITHMS } from './algorithms/registry.js';
 import type { ResolvedPolicy } from './policy.js';
 import type { BucketResult } from './store.js';
 
@@ -6,24 +8,27 @@ import type { BucketResult } from './store.js';
 export interface PolicyDecision {
   /** The policy's name. */
   readonly policy: string;
-  /** Tokens refilled per window. */
+  /** How the policy counts. */
+  readonly algorithm: AlgorithmName;
+  /** Tokens per window. */
   readonly limit: number;
   /** The window in milliseconds. */
   readonly windowMs: number;
-  /** Bucket capacity in tokens (`burst`, else `limit`). */
+  /** The most tokens available at once: `burst` (token bucket), else `limit`. */
   readonly capacity: number;
   /** Whole tokens left after this decision (floored). */
   readonly remaining: number;
-  /** Milliseconds until the bucket is full again; 0 when it is full. */
+  /** Milliseconds until all of `capacity` is available again; 0 when it is. */
   readonly resetMs: number;
   /**
-   * Milliseconds until `remaining` grows by one whole token. For a full bucket, the time one token takes
-   * to refill: a token spent now is back after that long.
+   * Milliseconds until `remaining` grows by one whole token: for a token bucket, the next token (for a
+   * full one, the time a spent token takes to come back); for a fixed window, the window's end; for a
+   * sliding window, until the previous window's weight has fallen by a token.
    */
   readonly nextTokenMs: number;
   /**
-   * Milliseconds until this bucket holds `cost` tokens: 0 when it does now, `undefined` when it never
-   * will (`cost` exceeds its capacity).
+   * Milliseconds until `cost` fits: 0 when it does now, `undefined` when it never will (`cost` exceeds
+   * the capacity).
    */
   readonly retryAfterMs: number | undefined;
 }
@@ -66,37 +71,22 @@ export interface Decision {
 
 /** Builds the {@link Decision} for a store's answer. */
 export function decide(policies: readonly ResolvedPolicy[], result: BucketResult, cost: number): Decision {
-  const { applied, levelUnits, nowMs } = result;
-  const states = policies.map((policy, i) => describePolicy(policy, levelUnits[i] as number, cost));
-  const overCapacity = states.some((state) => state.retryAfterMs === undefined);
+  const { applied, states, nowMs } = result;
+  const described = policies.map((policy, i) =>
+    ALGORITHMS[policy.algorithm].describe(policy, states[i] as readonly number[], cost, nowMs),
+  );
+  const overCapacity = described.some((state) => state.retryAfterMs === undefined);
   const allowed = applied && !overCapacity;
-  const decidedBy = allowed ? fewestRemaining(states) : longestWait(states);
+  const decidedBy = allowed ? fewestRemaining(described) : longestWait(described);
   return {
     allowed,
     reason: allowed ? 'allowed' : overCapacity ? 'cost-exceeds-capacity' : 'limited',
     cost,
     retryAfterMs: allowed ? 0 : decidedBy.retryAfterMs,
     decidedBy,
-    policies: states,
+    policies: described,
     decidedAtMs: nowMs,
     degraded: false,
-  };
-}
-
-function describePolicy(policy: ResolvedPolicy, levelUnits: number, cost: number): PolicyDecision {
-  const { name, limit, windowMs, capacity, capacityUnits } = policy;
-  const costUnits = cost * windowMs;
-  const remaining = Math.floor(levelUnits / windowMs);
-  return {
-    policy: name,
-    limit,
-    windowMs,
-    capacity,
-    remaining,
-    resetMs: Math.ceil((capacityUnits - levelUnits) / limit),
-    nextTokenMs: Math.ceil(((remaining + 1) * windowMs - levelUnits) / limit),
-    retryAfterMs:
-      costUnits > capacityUnits ? undefined : Math.max(0, Math.ceil((costUnits - levelUnits) / limit)),
   };
 }
 

@@ -2,6 +2,7 @@
  * The deny cache: once the store has said an owner must wait, further checks during that wait are
  * answered in process, with no round trip, for exactly the answer the store would give or a kinder one.
  */
+import { ALGORITHMS } from './algorithms/registry.js';
 import { type Decision, decide } from './decision.js';
 import type { ResolvedPolicy } from './policy.js';
 import type { BucketResult } from './store.js';
@@ -30,8 +31,8 @@ export function denyCacheSettings(option: unknown, what: string): false | Requir
 
 /** What the store said about an owner, and when we asked. */
 interface Denial {
-  /** Each policy's level when the store decided. */
-  readonly levelUnits: readonly number[];
+  /** Each policy's state when the store decided. */
+  readonly states: readonly (readonly number[])[];
   /** The store's clock when it decided. */
   readonly decidedAtMs: number;
   /** This cache's clock just before the store was asked: the store decided no earlier. */
@@ -44,9 +45,10 @@ interface Denial {
  * Remembers denials per owner, bounded by `maxKeys` (the oldest is dropped first: dropping one only costs
  * a round trip).
  *
- * Exact for every cost: it refills each level by all the time that has passed since the store was
- * asked, which is at least as much as the store has refilled since it decided. So it refuses only what
- * the store would refuse too, a smaller cost that fits sooner goes to the store, and it never admits.
+ * Exact for every cost: it brings each state forward by all the time that has passed since the store
+ * was asked, which is at least as much as the store's clock has moved since it decided, and no algorithm
+ * frees less as time passes. So it refuses only what the store would refuse too, a smaller cost that
+ * fits sooner goes to the store, and it never admits.
  * Tokens given back or reset by another process are seen once the cached wait is over.
  */
 export class DenyCache {
@@ -71,20 +73,20 @@ export class DenyCache {
       this.#denials.delete(owner);
       return undefined;
     }
+    // The store's clock has moved on by at most `elapsedMs`; every algorithm frees no less with time.
+    const nowMs = denial.decidedAtMs + elapsedMs;
     const policies = this.#policies;
-    const levelUnits = new Array<number>(policies.length);
-    let enough = true;
+    const states = new Array<number[]>(policies.length);
+    let fits = true;
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i] as ResolvedPolicy;
-      const level = Math.min(
-        policy.capacityUnits,
-        (denial.levelUnits[i] as number) + elapsedMs * policy.limit,
-      );
-      levelUnits[i] = level;
-      if (level < cost * policy.windowMs) enough = false;
+      const algorithm = ALGORITHMS[policy.algorithm];
+      const state = algorithm.current(policy, denial.states[i], nowMs);
+      states[i] = state;
+      if (!algorithm.fits(policy, state, cost, nowMs)) fits = false;
     }
-    if (enough) return undefined;
-    return decide(policies, { applied: false, nowMs: denial.decidedAtMs + elapsedMs, levelUnits }, cost);
+    if (fits) return undefined;
+    return decide(policies, { applied: false, nowMs, states }, cost);
   }
 
   /** Records the store's answer to a check asked at `askedAtMs`: a denial is kept for its wait. */
@@ -97,7 +99,7 @@ export class DenyCache {
       this.#denials.delete(this.#denials.keys().next().value as string);
     }
     this.#denials.set(owner, {
-      levelUnits: result.levelUnits,
+      states: result.states,
       decidedAtMs: result.nowMs,
       askedAtMs,
       untilMs: askedAtMs + (decision.retryAfterMs as number),

@@ -1,4 +1,5 @@
-/** `@tollgate/core`: token-bucket rate limiting, exact under concurrency, in memory or on Redis. */
+/** `@tollgate/core`: rate limiting exact under concurrency, in memory or on Redis. */
+export type { AlgorithmName } from './algorithms/algorithm.js';
 export type { Decision, DecisionReason, PolicyDecision } from './decision.js';
 export { type Duration, type DurationUnit, parseDuration } from './duration.js';
 export type { AllowList } from './http/allow-list.js';

@@ -1,26 +1,31 @@
 /** Rate-limit policies: what users write, checked once and resolved into the numbers the stores use. */
+import type { AlgorithmName } from './algorithms/algorithm.js';
+import { ALGORITHM_NAMES, ALGORITHMS } from './algorithms/registry.js';
 import { type Duration, formatDuration, parseDuration } from './duration.js';
-import { type NameHint, rejectUnknownNames } from './unknown-names.js';
-import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
+import { closestName, type NameHint, rejectUnknownNames } from './unknown-names.js';
+import { describeValue, isSettingsObject, positiveWholeNumber } from './value-checks.js';
 
 /**
- * One token bucket, as people speak it: `{ limit: 100, window: '1m' }` is a bucket of 100 tokens that
- * refills continuously at 100 tokens per minute.
+ * A limit, as people speak it: `{ limit: 100, window: '1m' }` is, by default, a bucket of 100 tokens
+ * that refills continuously at 100 tokens per minute; with `algorithm: 'fixed-window'`, at most 100 per
+ * minute counted from a client's first request.
  *
  * @example
  * const perSecond: Policy = { limit: 10, window: '1s', name: 'burst' };
- * const perHour: Policy = { limit: 1000, window: '1h', name: 'hourly' };
+ * const perHour: Policy = { limit: 1000, window: '1h', name: 'hourly', algorithm: 'fixed-window' };
  */
 export interface Policy {
-  /** Tokens added back per `window`, spread evenly over it. A positive whole number. */
+  /** Tokens per `window` (for the token bucket, added back evenly over it). A positive whole number. */
   limit: number;
   /** The time in which `limit` tokens refill: milliseconds or a string such as `'15s'`, `'2 minutes'`, `'1h'`. */
   window: Duration;
   /**
-   * Bucket capacity: the most tokens that can be spent at once after a quiet spell.
+   * Bucket capacity: the most tokens that can be spent at once after a quiet spell (token bucket only).
    * Default: `limit`. A positive whole number.
    */
   burst?: number;
+  /** How the policy counts; see {@link AlgorithmName}. Default: `'token-bucket'`. */
+  algorithm?: AlgorithmName;
   /**
    * Names the policy in decisions, headers and storage keys. Letters, digits, `_`, `-`, `.`; at most 64.
    * Default: derived from the numbers, e.g. `'100-per-1m'`. Renaming a policy starts fresh buckets.
@@ -38,6 +43,8 @@ export interface Policy {
 export interface ResolvedPolicy {
   /** The policy's name (given or derived). */
   readonly name: string;
+  /** How the policy counts. */
+  readonly algorithm: AlgorithmName;
   /** Tokens refilled per window. */
   readonly limit: number;
   /** The window in milliseconds. */
@@ -50,11 +57,16 @@ export interface ResolvedPolicy {
 
 const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
-const POLICY_FIELDS = ['limit', 'window', 'burst', 'name'] as const satisfies readonly (keyof Policy)[];
+const POLICY_FIELDS = [
+  'limit',
+  'window',
+  'burst',
+  'name',
+  'algorithm',
+] as const satisfies readonly (keyof Policy)[];
 
 /** Fields of other limiters' policies that users bring along: a policy with a stray field must not run. */
 const PEER_FIELDS: ReadonlyMap<string, NameHint> = new Map([
-  ['algorithm', { unsupported: 'the token bucket is the only algorithm today' }],
   ['max', { use: 'limit' }],
   ['points', { use: 'limit' }],
   ['windowMs', { use: "window (ms or '1m')" }],
@@ -101,7 +113,7 @@ function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
     throw new TypeError(`${where} must be an object like { limit: 100, window: '1m' }`);
   }
   rejectUnknownNames(policy, POLICY_FIELDS, PEER_FIELDS, `${where} has an unknown field`);
-  const { limit: givenLimit, window, burst, name: givenName } = policy;
+  const { limit: givenLimit, window, burst, name: givenName, algorithm = 'token-bucket' } = policy;
   const limit = positiveWholeNumber(givenLimit, `${where}.limit`);
   const windowMs = parseDuration(window as Duration, `${where}.window`);
   const capacity = burst === undefined ? limit : positiveWholeNumber(burst, `${where}.burst`);
@@ -113,5 +125,21 @@ function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
     throw new TypeError(`${where}.name must be 1–64 letters, digits, '_', '-' or '.'; got ${String(name)}`);
   }
-  return Object.freeze({ name, limit, windowMs, capacity, capacityUnits });
+  if (!ALGORITHM_NAMES.includes(algorithm as AlgorithmName)) {
+    const names = ALGORITHM_NAMES.map((known) => `'${known}'`).join(', ');
+    const hint = closestName(String(algorithm), ALGORITHM_NAMES);
+    throw new TypeError(
+      `${where}.algorithm must be one of ${names}; got ${describeValue(algorithm)}${hint ? `; did you mean '${hint}'?` : ''}`,
+    );
+  }
+  const resolved: ResolvedPolicy = Object.freeze({
+    name,
+    algorithm: algorithm as AlgorithmName,
+    limit,
+    windowMs,
+    capacity,
+    capacityUnits,
+  });
+  ALGORITHMS[resolved.algorithm].validate(resolved, where);
+  return resolved;
 }

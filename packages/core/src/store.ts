@@ -6,8 +6,9 @@ import type { ResolvedPolicy } from './policy.js';
  * - `consume`: charge `cost` to every bucket if all have it, else charge none.
  * - `peek`: answer as `consume` would, charging nothing.
  * - `refund`: give `cost` back to every bucket, never beyond capacity.
+ * - `penalty`: charge `cost` to every bucket whether it has it or not (a client can owe).
  */
-export type BucketMode = 'consume' | 'peek' | 'refund';
+export type BucketMode = 'consume' | 'peek' | 'refund' | 'penalty';
 
 /** One atomic operation on the buckets of one key, one bucket per policy. */
 export interface BucketRequest {
@@ -32,12 +33,18 @@ export interface BucketRequest {
 
 /** What the store decided, in the units of {@link ResolvedPolicy}. */
 export interface BucketResult {
-  /** `consume`: every bucket had `cost` and was charged. `peek`: they would have been. `refund`: true. */
+  /**
+   * `consume`: every policy had `cost` and was charged. `peek`: it would have been. `refund`, `penalty`:
+   * true.
+   */
   readonly applied: boolean;
   /** The store's clock when it decided, in ms since the epoch (the Redis server's, for `RedisStore`). */
   readonly nowMs: number;
-  /** Each policy's bucket level in units after the operation, in policy order. */
-  readonly levelUnits: readonly number[];
+  /**
+   * Each policy's state after the operation, brought to `nowMs`, in policy order: numbers whose meaning
+   * is the policy's algorithm's (a token bucket's is `[levelUnits, atMs]`).
+   */
+  readonly states: readonly (readonly number[])[];
 }
 
 /**

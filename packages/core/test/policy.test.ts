@@ -5,7 +5,14 @@ import { resolvePolicies, resolvePoliciesFor } from '../src/policy.js';
 describe('resolvePolicies', () => {
   it('resolves a policy into the units the stores count in', () => {
     expect(resolvePolicies({ limit: 100, window: '1m' })).toEqual([
-      { name: '100-per-1m', limit: 100, windowMs: 60_000, capacity: 100, capacityUnits: 6_000_000 },
+      {
+        name: '100-per-1m',
+        algorithm: 'token-bucket',
+        limit: 100,
+        windowMs: 60_000,
+        capacity: 100,
+        capacityUnits: 6_000_000,
+      },
     ]);
   });
 
@@ -41,7 +48,18 @@ describe('resolvePolicies', () => {
     [{ limit: 1_000_000_000, window: '365d' }, /too large to count exactly/],
     [null, /must be an object/],
     [[[{ limit: 1, window: '1s' }]], /policy must be an object/],
-    [{ limit: 10, window: '1s', algorithm: 'sliding-window' }, /only algorithm/],
+    [
+      { limit: 10, window: '1s', algorithm: 'sliding-log' },
+      /algorithm must be one of 'token-bucket', 'fixed-window', 'sliding-window'; got 'sliding-log'$/,
+    ],
+    [
+      { limit: 10, window: '1s', algorithm: 'sliding-windw' },
+      /got 'sliding-windw'; did you mean 'sliding-window'\?/,
+    ],
+    [
+      { limit: 10, window: '1s', algorithm: 'fixed-window', burst: 20 },
+      /burst applies to the token bucket only/,
+    ],
   ])('rejects %j', (input, message) => {
     expect(() => resolvePolicies(input as never)).toThrow(message);
   });
@@ -49,12 +67,10 @@ describe('resolvePolicies', () => {
 
 describe('unknown policy fields', () => {
   // A stray field used to be ignored, so { algorithm: 'fixed-window' } quietly ran a token bucket.
-  it('rejects an algorithm, saying the token bucket is the only one today', () => {
-    expect(() => resolvePolicies({ limit: 10, window: '1m', algorithm: 'fixed-window' } as never)).toThrow(
-      new TypeError(
-        "policy has an unknown field 'algorithm': not supported; the token bucket is the only algorithm today.",
-      ),
-    );
+  it('takes algorithm as a field of its own, and runs what it names', () => {
+    expect(resolvePolicies({ limit: 10, window: '1m', algorithm: 'fixed-window' })).toMatchObject([
+      { algorithm: 'fixed-window' },
+    ]);
   });
 
   it.each([
@@ -71,13 +87,16 @@ describe('unknown policy fields', () => {
 
   it('lists the fields for a name unlike any of them', () => {
     expect(() => resolvePolicies({ limit: 1, window: '1s', color: 'red' } as never)).toThrow(
-      "policy has an unknown field 'color'. Known: limit, window, burst, name",
+      "policy has an unknown field 'color'. Known: limit, window, burst, name, algorithm",
     );
   });
 
   it('rejects them in createLimiter too', () => {
     expect(() => createLimiter({ policies: { limit: 1, window: '1s', algorithm: 'gcra' } as never })).toThrow(
-      /policy has an unknown field 'algorithm'/,
+      /policy.algorithm must be one of/,
+    );
+    expect(() => createLimiter({ policies: { limit: 1, window: '1s', color: 'red' } as never })).toThrow(
+      /policy has an unknown field 'color'/,
     );
   });
 });

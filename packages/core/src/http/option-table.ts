@@ -1,12 +1,13 @@
 /** Every option the adapters share, one entry each: its docs, its default and its check. */
-
+import type { AlgorithmName } from '../algorithms/algorithm.js';
+import { ALGORITHM_NAMES } from '../algorithms/registry.js';
 import { type DenyCacheOptions, denyCacheSettings } from '../deny-cache.js';
 import { type Duration, parseDuration } from '../duration.js';
 import { type InsuranceOptions, insuranceSettings } from '../insurance.js';
 import { type Policy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
-import { rejectUnknownNames } from '../unknown-names.js';
+import { closestName, rejectUnknownNames } from '../unknown-names.js';
 import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
 import { type AllowList, allowListOption } from './allow-list.js';
 import type { RateLimitCallback } from './callbacks.js';
@@ -156,8 +157,21 @@ export const OPTION_TABLE = {
     default: '`limit`',
     check: (value, { what }) => (value === undefined ? undefined : positiveWholeNumber(value, what)),
   },
+  algorithm: {
+    doc: "how `limit` per `window` is counted: a token bucket, a fixed window from a client's first request (as the peers count), or a sliding window; see [Algorithms](../../README.md#algorithms)",
+    type: "`'token-bucket' | 'fixed-window' | 'sliding-window'`",
+    default: "`'token-bucket'`",
+    check(value, { what }): AlgorithmName | undefined {
+      if (value === undefined || ALGORITHM_NAMES.includes(value as AlgorithmName))
+        return value as AlgorithmName;
+      const hint = closestName(String(value), ALGORITHM_NAMES);
+      throw new TypeError(
+        `${what} must be ${ALGORITHM_NAMES.map(literal).join(', ')}; got ${literal(value)}${hint ? `; did you mean '${hint}'?` : ''}`,
+      );
+    },
+  },
   policies: {
-    doc: 'several policies, checked and charged together; instead of `limit`/`window`/`burst`',
+    doc: 'several policies, checked and charged together; instead of `limit`/`window`/`burst`/`algorithm`',
     type: '`Policy | Policy[]`',
     default: 'none',
     check(value, { settings }): Policy | readonly Policy[] | undefined {

@@ -1,12 +1,13 @@
 /** The options every adapter shares: one public type, checked once by the option table into a resolved config. */
 import { createHash } from 'node:crypto';
+import type { AlgorithmName } from '../algorithms/algorithm.js';
 import type { DenyCacheOptions } from '../deny-cache.js';
 import { type Duration, parseDuration } from '../duration.js';
 import type { InsuranceOptions } from '../insurance.js';
 import { type Policy, type ResolvedPolicy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { rejectUnknownNames } from '../unknown-names.js';
-import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
+import { isSettingsObject } from '../value-checks.js';
 import type { AllowList } from './allow-list.js';
 import type { RateLimitCallback } from './callbacks.js';
 import type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from './header-switches.js';
@@ -60,7 +61,12 @@ export interface RateLimitOptions<Req, Res = unknown> {
   window?: Duration;
   /** Bucket capacity when it should differ from `limit`. Default: `limit`. */
   burst?: number;
-  /** Several policies, checked and charged together. Instead of `limit`/`window`/`burst`. */
+  /**
+   * How `limit` per `window` is counted: `'token-bucket'` (default), `'fixed-window'` (at most `limit`
+   * per window from a client's first request, as the peers count) or `'sliding-window'`.
+   */
+  algorithm?: AlgorithmName;
+  /** Several policies, checked and charged together. Instead of `limit`/`window`/`burst`/`algorithm`. */
   policies?: Policy | readonly Policy[];
   /** Where buckets live. Default: a `MemoryStore` of this limiter's own. Share one `RedisStore` across limiters. */
   store?: Store;
@@ -161,7 +167,7 @@ export interface RateLimitOptions<Req, Res = unknown> {
 /** The options after validation, with defaults applied: each option as its check in the option table left it. */
 export type ResolvedRateLimitOptions<Req> = Omit<
   CheckedOptions,
-  'limit' | 'window' | 'burst' | 'policies' | 'name' | 'timeout' | 'failOpen' | 'onStoreError'
+  'limit' | 'window' | 'burst' | 'algorithm' | 'policies' | 'name' | 'timeout' | 'failOpen' | 'onStoreError'
 > & {
   /** `onStoreError`, or what `failOpen` means, or the default. */
   readonly onStoreError:
@@ -222,6 +228,7 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
     limit = DEFAULT_LIMIT,
     window = DEFAULT_WINDOW_MS,
     burst,
+    algorithm,
     policies,
     name,
     timeout,
@@ -230,7 +237,9 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
     ...rest
   } = checked;
   const staticPolicies =
-    typeof limit === 'function' ? undefined : (policies ?? (definedOnly({ limit, window, burst }) as Policy));
+    typeof limit === 'function'
+      ? undefined
+      : (policies ?? (definedOnly({ limit, window, burst, algorithm }) as Policy));
   // Resolving also checks what no single option can: that burst × window can be counted exactly.
   const resolved =
     staticPolicies &&
@@ -240,8 +249,9 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
   return {
     ...rest,
     policies: staticPolicies,
-    policyOf: typeof limit === 'function' ? policyOfRequest(limit, window, burst, prefix) : undefined,
-    name: name ?? defaultName(resolved, window, burst, settings),
+    policyOf:
+      typeof limit === 'function' ? policyOfRequest(limit, { window, burst, algorithm }, prefix) : undefined,
+    name: name ?? defaultName(resolved, [window, burst, algorithm], settings),
     timeoutMs: timeout,
     onStoreError: onStoreError ?? (failOpen === undefined ? 'insurance' : failOpen ? 'allow' : 'deny'),
   };
@@ -253,8 +263,11 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
  */
 function policyOfRequest<Req>(
   limit: (request: Req) => number | Promise<number>,
-  window: number,
-  burst: number | undefined,
+  {
+    window,
+    burst,
+    algorithm,
+  }: { window: number; burst: number | undefined; algorithm: AlgorithmName | undefined },
   prefix: string,
 ): (request: Req) => Promise<Policy> {
   return async (request) => {
@@ -263,6 +276,7 @@ function policyOfRequest<Req>(
       limit: limitOfRequest,
       window,
       burst: limitOfRequest === 0 ? undefined : burst,
+      algorithm,
     }) as Policy;
   };
 }
@@ -280,9 +294,12 @@ function checkEach(options: Record<string, unknown>, settings: AdapterSettings):
 
 /** The rules that span options; each option on its own is the table's. */
 function checkCombinations(checked: CheckedOptions, prefix: string): void {
-  const { limit, window, burst, policies } = checked;
+  const { limit, window, burst, algorithm, policies } = checked;
   if (policies !== undefined && (limit !== undefined || window !== undefined || burst !== undefined)) {
     throw new TypeError(`${prefix}: give either policies or limit/window/burst, not both`);
+  }
+  if (policies !== undefined && algorithm !== undefined) {
+    throw new TypeError(`${prefix}: with policies, give each policy its own algorithm`);
   }
   if (checked.failOpen !== undefined && checked.onStoreError !== undefined) {
     throw new TypeError(`${prefix}: give either onStoreError or failOpen (its older spelling), not both`);
@@ -298,13 +315,18 @@ function checkCombinations(checked: CheckedOptions, prefix: string): void {
  */
 function defaultName(
   resolved: readonly ResolvedPolicy[] | undefined,
-  window: number,
-  burst: number | undefined,
+  perRequest: readonly unknown[],
   settings: AdapterSettings,
 ): string {
   const policies = resolved
-    ? resolved.map(({ name, limit, windowMs, capacity }) => [name, limit, windowMs, capacity])
-    : ['per-request', window, burst];
+    ? resolved.map(({ name, algorithm, limit, windowMs, capacity }) => [
+        name,
+        algorithm,
+        limit,
+        windowMs,
+        capacity,
+      ])
+    : ['per-request', ...perRequest];
   const shape = JSON.stringify({ seed: settings.nameSeed, policies });
   const base = `auto-${createHash('sha256').update(shape).digest('hex').slice(0, 12)}`;
   const given = (defaultNamesGiven.get(base) ?? 0) + 1;

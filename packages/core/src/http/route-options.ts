@@ -18,8 +18,8 @@ export function validateInheritedOptions<Req, Res>(
 /**
  * Per-route options over the app's: the route's values win and the rest is inherited, except that
  * - `name` is never inherited (a route gets its own buckets unless it names shared ones);
- * - a route's `policies` replace the app's `limit`/`window`/`burst`, and a route's `limit`/`window`/`burst`
- *   replace the app's `policies`; a route's `limit` drops the app's `burst`, which was sized for the app's limit.
+ * - a route's `policies` replace the app's `limit`/`window`/`burst`/`algorithm`, and a route's
+ *   `limit`/`window`/`burst`/`algorithm` replace the app's `policies`; a route's `limit` drops the app's `burst`, which was sized for the app's limit.
  * `false` turns limiting off for the route. Any other override that is not an object of options (a
  * function, an array, `true`, a string, `null`) throws a `TypeError` that starts with `where`.
  *
@@ -41,8 +41,9 @@ export function mergeRateLimitOptions<O extends RateLimitOptions<never, never>>(
     );
   }
   const dropped = new Set<string>();
-  if ('policies' in override) for (const option of ['limit', 'window', 'burst']) dropped.add(option);
-  if ('limit' in override || 'window' in override || 'burst' in override) dropped.add('policies');
+  if ('policies' in override)
+    for (const option of ['limit', 'window', 'burst', 'algorithm']) dropped.add(option);
+  if (['limit', 'window', 'burst', 'algorithm'].some((option) => option in override)) dropped.add('policies');
   if ('limit' in override) dropped.add('burst');
   const kept = Object.entries(inherited).filter(([option]) => !dropped.has(option));
   return { ...Object.fromEntries(kept), ...override } as Partial<O>;

@@ -38,7 +38,7 @@ export function isZeroLimit(policies: Policy | readonly Policy[]): policies is P
  *
  * @example
  * resolveZeroLimit({ limit: 0, window: '1m' }, '@tollgate/express: ');
- * // { name: '0-per-1m', limit: 0, windowMs: 60000, capacity: 0, capacityUnits: 0 }
+ * // { name: '0-per-1m', algorithm: 'token-bucket', limit: 0, windowMs: 60000, capacity: 0, capacityUnits: 0 }
  */
 export function resolveZeroLimit(policy: Policy, prefix: string): ResolvedPolicy {
   if (policy.burst !== undefined) {
@@ -49,6 +49,7 @@ export function resolveZeroLimit(policy: Policy, prefix: string): ResolvedPolicy
   const windowMs = parseDuration(policy.window as Duration, `${prefix}window`);
   return Object.freeze({
     name: `0-per-${formatDuration(windowMs)}`,
+    algorithm: policy.algorithm ?? 'token-bucket',
     limit: 0,
     windowMs,
     capacity: 0,
@@ -71,6 +72,7 @@ export function zeroLimiter(policy: ResolvedPolicy, clock: (() => number) | unde
   // A bucket of capacity 0 is always full: nothing left, nothing to wait for.
   const state: PolicyDecision = Object.freeze({
     policy: policy.name,
+    algorithm: policy.algorithm,
     limit: 0,
     windowMs: policy.windowMs,
     capacity: 0,

@@ -9,7 +9,7 @@ import type { ResolvedPolicy } from '../policy.js';
 const computed = new WeakMap<readonly ResolvedPolicy[], string>();
 
 /**
- * 12 base64url characters of a SHA-256 over each policy's name and numbers; cached per (frozen) policy
+ * 12 base64url characters of a SHA-256 over each policy's name, algorithm and numbers; cached per (frozen) policy
  * array, so a limiter pays for it once.
  *
  * @example
@@ -18,7 +18,13 @@ const computed = new WeakMap<readonly ResolvedPolicy[], string>();
 export function policySetKey(policies: readonly ResolvedPolicy[]): string {
   let key = computed.get(policies);
   if (key === undefined) {
-    const shape = policies.map(({ name, limit, windowMs, capacity }) => [name, limit, windowMs, capacity]);
+    const shape = policies.map(({ name, algorithm, limit, windowMs, capacity }) => [
+      name,
+      algorithm,
+      limit,
+      windowMs,
+      capacity,
+    ]);
     key = createHash('sha256').update(JSON.stringify(shape)).digest('base64url').slice(0, 12);
     computed.set(policies, key);
   }

@@ -74,8 +74,9 @@ describe('quotaExceededProblem', () => {
       { limit: 10, window: '1m', name: 'drained' },
       { limit: 100, window: '1h', name: 'plenty' },
     ]);
-    const levelUnits = [1_000, 0, 100 * 3_600_000]; // full, empty, full
-    const decision = decide(policies, { applied: false, nowMs: 1_700_000_000_000, levelUnits }, 2);
+    const nowMs = 1_700_000_000_000;
+    const states = [1_000, 0, 100 * 3_600_000].map((level) => [level, nowMs]); // full, empty, full
+    const decision = decide(policies, { applied: false, nowMs, states }, 2);
     expect(quotaExceededProblem(decision)['violated-policies']).toEqual(['tiny', 'drained']);
   });
 

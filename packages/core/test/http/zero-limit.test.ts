@@ -97,7 +97,14 @@ describe('zeroLimiter', () => {
     const clock = clockAt(1_700_000_000_000);
     const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '15s' }, ''), clock.now);
     expect(limiter.policies).toEqual([
-      { name: '0-per-15s', limit: 0, windowMs: 15_000, capacity: 0, capacityUnits: 0 },
+      {
+        name: '0-per-15s',
+        algorithm: 'token-bucket',
+        limit: 0,
+        windowMs: 15_000,
+        capacity: 0,
+        capacityUnits: 0,
+      },
     ]);
     expect(await limiter.peek('k', { cost: 3 })).toMatchObject({ cost: 3, decidedAtMs: 1_700_000_000_000 });
     await expect(limiter.refund('k')).resolves.toBeUndefined();

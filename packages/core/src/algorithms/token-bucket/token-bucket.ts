@@ -1,72 +1,55 @@
 /**
- * Token-bucket maths in TypeScript: the reference that the Lua script in `token-bucket.lua.ts` mirrors
- * line for line. The memory store runs this; the Redis store runs the Lua. Keep the two in step.
+ * The token bucket in TypeScript: the reference that `token-bucket.lua.ts` mirrors line for line.
+ *
+ * State: `[levelUnits, atMs]`. Levels are kept in *units*: one token is `windowMs` units and each
+ * millisecond refills `limit` units, so with whole-millisecond clocks and whole costs every number is an
+ * integer and no rounding can admit an extra request.
  */
-import type { ResolvedPolicy } from '../../policy.js';
-import type { BucketMode } from '../../store.js';
+import type { Algorithm } from '../algorithm.js';
 
-/**
- * The stored buckets of one key, one per policy. A missing state is all buckets full. One timestamp
- * serves every policy: their levels are always written together.
- */
-export interface BucketsState {
-  /** When the levels were true, in ms since the epoch. */
-  readonly atMs: number;
-  /** Each policy's tokens, in units (see {@link ResolvedPolicy}), in policy order. */
-  readonly levelUnits: readonly number[];
-}
+export const tokenBucket: Algorithm = {
+  name: 'token-bucket',
+  code: 1,
+  fields: 2,
 
-/** What to store after an operation: this state for `ttlMs`, or nothing (`null`: every bucket is full). */
-export type BucketsWrite = { readonly state: BucketsState; readonly ttlMs: number } | null;
+  validate() {},
 
-/** The outcome of {@link settleBuckets}: the decision, the levels, and what to write (if anything). */
-export interface SettledBuckets {
-  readonly applied: boolean;
-  readonly levelUnits: number[];
-  /** `undefined` when nothing changed and nothing is to be written. */
-  readonly write: BucketsWrite | undefined;
-}
+  current(policy, stored, nowMs) {
+    if (stored === undefined) return [policy.capacityUnits, nowMs];
+    const [level = 0, atMs = nowMs] = stored;
+    // A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
+    const refilled = level + Math.max(0, nowMs - atMs) * policy.limit;
+    return [Math.min(policy.capacityUnits, refilled), Math.max(nowMs, atMs)];
+  },
 
-/**
- * Decides one operation on a key's buckets at `nowMs`. Pure: the caller reads the state before and
- * stores `write` after, with nothing in between.
- */
-export function settleBuckets(
-  policies: readonly ResolvedPolicy[],
-  state: BucketsState | undefined,
-  cost: number,
-  mode: BucketMode,
-  nowMs: number,
-): SettledBuckets {
-  const count = policies.length;
-  const levelUnits = new Array<number>(count);
-  // A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
-  const atMs = state === undefined ? nowMs : Math.max(nowMs, state.atMs);
-  const elapsedMs = state === undefined ? 0 : Math.max(0, nowMs - state.atMs);
-  let enough = true;
-  for (let i = 0; i < count; i++) {
-    const policy = policies[i] as ResolvedPolicy;
-    const stored = state === undefined ? policy.capacityUnits : (state.levelUnits[i] as number);
-    const level = Math.min(policy.capacityUnits, stored + elapsedMs * policy.limit);
-    levelUnits[i] = level;
-    if (level < cost * policy.windowMs) enough = false;
-  }
-  if (mode === 'peek' || (mode === 'consume' && !enough))
-    return { applied: enough, levelUnits, write: undefined };
+  fits(policy, [level = 0], cost) {
+    return level >= cost * policy.windowMs;
+  },
 
-  const sign = mode === 'consume' ? -1 : 1;
-  let untilFullMs = 0;
-  for (let i = 0; i < count; i++) {
-    const policy = policies[i] as ResolvedPolicy;
-    const level = Math.min(policy.capacityUnits, (levelUnits[i] as number) + sign * cost * policy.windowMs);
-    levelUnits[i] = level;
-    untilFullMs = Math.max(untilFullMs, Math.ceil((policy.capacityUnits - level) / policy.limit));
-  }
-  // Full buckets carry no information. Otherwise the state matters until the slowest bucket is full.
-  if (untilFullMs === 0) return { applied: true, levelUnits, write: null };
-  return {
-    applied: true,
-    levelUnits,
-    write: { state: { atMs, levelUnits }, ttlMs: atMs - nowMs + untilFullMs },
-  };
-}
+  apply(policy, [level = 0, atMs = 0], cost, sign) {
+    return [Math.min(policy.capacityUnits, level + sign * cost * policy.windowMs), atMs];
+  },
+
+  idleMs(policy, [level = 0, atMs = 0], nowMs) {
+    if (level >= policy.capacityUnits) return 0;
+    return atMs - nowMs + Math.ceil((policy.capacityUnits - level) / policy.limit);
+  },
+
+  describe(policy, [level = 0], cost) {
+    const { name, limit, windowMs, capacity, capacityUnits } = policy;
+    const costUnits = cost * windowMs;
+    const remaining = Math.floor(level / windowMs);
+    return {
+      policy: name,
+      algorithm: 'token-bucket',
+      limit,
+      windowMs,
+      capacity,
+      remaining,
+      resetMs: Math.ceil((capacityUnits - level) / limit),
+      nextTokenMs: Math.ceil(((remaining + 1) * windowMs - level) / limit),
+      retryAfterMs:
+        costUnits > capacityUnits ? undefined : Math.max(0, Math.ceil((costUnits - level) / limit)),
+    };
+  },
+};

@@ -1,23 +1,24 @@
 /**
- * Which bucket to forget when the memory store is full: the one that is soonest full again (a refilled
- * one first, since forgetting it changes nothing), found in O(log n) without scanning or sorting.
+ * Which key to forget when the memory store is full: the one soonest idle — its buckets full again, its
+ * windows over (an idle one first, since forgetting it changes nothing) — found in O(log n) without
+ * scanning or sorting.
  */
 
-/** What the heap orders. `fullAtMs` is the truth; `heapKey` and `heapIndex` are the heap's own. */
+/** What the heap orders. `idleAtMs` is the truth; `heapKey` and `heapIndex` are the heap's own. */
 export interface HeapEntry {
-  /** When the bucket is full again, in ms since the epoch. */
-  fullAtMs: number;
-  /** A lower bound of `fullAtMs`: where the entry sits in the heap. */
+  /** When the key's states say no more than fresh ones (buckets full, windows over), in ms since the epoch. */
+  idleAtMs: number;
+  /** A lower bound of `idleAtMs`: where the entry sits in the heap. */
   heapKey: number;
   /** The entry's position in the heap array. */
   heapIndex: number;
 }
 
 /**
- * A binary min-heap of entries by `heapKey`, kept lazy: when an entry's `fullAtMs` moves later (every
+ * A binary min-heap of entries by `heapKey`, kept lazy: when an entry's `idleAtMs` moves later (every
  * charge does that), the heap is not touched, since the old key is still a lower bound; the entry is put
  * in its true place only if it reaches the top. A charge therefore costs nothing here; only an entry
- * that becomes full sooner (a refund) moves at once.
+ * that becomes idle sooner (a refund) moves at once.
  */
 export class EvictionHeap<E extends HeapEntry> {
   readonly #entries: E[] = [];
@@ -26,18 +27,18 @@ export class EvictionHeap<E extends HeapEntry> {
     return this.#entries.length;
   }
 
-  /** Adds an entry, keyed by its `fullAtMs`. */
+  /** Adds an entry, keyed by its `idleAtMs`. */
   push(entry: E): void {
-    entry.heapKey = entry.fullAtMs;
+    entry.heapKey = entry.idleAtMs;
     entry.heapIndex = this.#entries.length;
     this.#entries.push(entry);
     this.#siftUp(entry.heapIndex);
   }
 
-  /** Call after changing an entry's `fullAtMs`. */
+  /** Call after changing an entry's `idleAtMs`. */
   updated(entry: E): void {
-    if (entry.fullAtMs >= entry.heapKey) return; // later: the old key is still a lower bound
-    entry.heapKey = entry.fullAtMs;
+    if (entry.idleAtMs >= entry.heapKey) return; // later: the old key is still a lower bound
+    entry.heapKey = entry.idleAtMs;
     this.#siftUp(entry.heapIndex);
   }
 
@@ -49,15 +50,15 @@ export class EvictionHeap<E extends HeapEntry> {
     this.#siftDown(this.#siftUp(entry.heapIndex));
   }
 
-  /** Removes and returns the entry that is soonest full, or `undefined` when empty. */
-  popSoonestFull(): E | undefined {
+  /** Removes and returns the entry that is soonest idle, or `undefined` when empty. */
+  popSoonestIdle(): E | undefined {
     for (;;) {
       const top = this.#entries[0];
-      if (top === undefined || top.heapKey >= top.fullAtMs) {
+      if (top === undefined || top.heapKey >= top.idleAtMs) {
         if (top !== undefined) this.remove(top);
         return top;
       }
-      top.heapKey = top.fullAtMs; // its true place is further down
+      top.heapKey = top.idleAtMs; // its true place is further down
       this.#siftDown(0);
     }
   }

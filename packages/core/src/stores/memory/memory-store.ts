@@ -1,5 +1,5 @@
 /** Buckets in this process's memory: the default store, for one server, for tests, and as insurance. */
-import { type BucketsState, settleBuckets } from '../../algorithms/token-bucket/token-bucket.js';
+import { settlePolicies } from '../../algorithms/settle.js';
 import type { ResolvedPolicy } from '../../policy.js';
 import type { BucketRequest, BucketResult, Store } from '../../store.js';
 import { policySetKey } from '../policy-set-key.js';
@@ -9,20 +9,20 @@ import { EvictionHeap, type HeapEntry } from './eviction-heap.js';
 export interface MemoryStoreOptions {
   /**
    * The most keys kept (one per identity and set of policies, holding all of its buckets). When full,
-   * the key whose buckets are soonest full again is forgotten: one that has refilled if there is one
-   * (that changes nothing), else the one closest to full. Default: `100_000`.
+   * the key soonest idle is forgotten (buckets full again, windows over): an idle one if there is one
+   * (that changes nothing), else the one closest to it. Default: `100_000`.
    */
   maxKeys?: number;
   /** The clock, in ms since the epoch. Default: `Date.now`. Inject one in tests. */
   clock?: () => number;
 }
 
-/** One key's buckets, and where it sits among the keys to forget. */
-interface StoredKey extends HeapEntry, BucketsState {
+/** One key's states, and where it sits among the keys to forget. */
+interface StoredKey extends HeapEntry {
   readonly owner: string;
   readonly table: Map<string, StoredKey>;
-  atMs: number;
-  levelUnits: readonly number[];
+  /** Each policy's state, in policy order. */
+  states: readonly (readonly number[])[];
 }
 
 /**
@@ -59,8 +59,8 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * The number of keys held now. Charging a key back to full forgets it at once; one that refilled over
-   * time stays until it is read, reset or evicted.
+   * The number of keys held now. A key an operation leaves idle is forgotten at once; one that became
+   * idle over time stays until it is read, reset or evicted.
    */
   get size(): number {
     return this.#heap.size;
@@ -74,22 +74,21 @@ export class MemoryStore implements Store {
     }
     const table = this.#table(policies);
     const stored = table.get(key);
-    const current = stored && stored.fullAtMs > nowMs ? stored : undefined;
-    const { applied, levelUnits, write } = settleBuckets(policies, current, cost, mode, nowMs);
+    const current = stored && stored.idleAtMs > nowMs ? stored.states : undefined;
+    const { applied, states, write } = settlePolicies(policies, current, cost, mode, nowMs);
     if (write === null) {
       if (stored) this.#forget(stored);
     } else if (write !== undefined) {
-      const fullAtMs = nowMs + write.ttlMs;
+      const idleAtMs = nowMs + write.ttlMs;
       if (stored) {
-        stored.atMs = write.state.atMs;
-        stored.levelUnits = write.state.levelUnits;
-        stored.fullAtMs = fullAtMs;
+        stored.states = write.states;
+        stored.idleAtMs = idleAtMs;
         this.#heap.updated(stored);
       } else {
-        this.#insert(table, { owner: key, table, ...write.state, fullAtMs, heapKey: 0, heapIndex: 0 });
+        this.#insert(table, { owner: key, table, states: write.states, idleAtMs, heapKey: 0, heapIndex: 0 });
       }
     }
-    return { applied, nowMs, levelUnits };
+    return { applied, nowMs, states };
   }
 
   /** {@inheritDoc Store.reset} */
@@ -111,8 +110,8 @@ export class MemoryStore implements Store {
 
   #insert(table: Map<string, StoredKey>, stored: StoredKey): void {
     if (this.#heap.size >= this.#maxKeys) {
-      const soonestFull = this.#heap.popSoonestFull() as StoredKey;
-      soonestFull.table.delete(soonestFull.owner);
+      const soonestIdle = this.#heap.popSoonestIdle() as StoredKey;
+      soonestIdle.table.delete(soonestIdle.owner);
     }
     table.set(stored.owner, stored);
     this.#heap.push(stored);

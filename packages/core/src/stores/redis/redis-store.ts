@@ -1,6 +1,7 @@
 /** Buckets in Redis, shared by every app server: each operation is one Lua script in one round trip. */
 import { createHash } from 'node:crypto';
-import { TOKEN_BUCKET_LUA } from '../../algorithms/token-bucket/token-bucket.lua.js';
+import { ALGORITHMS } from '../../algorithms/registry.js';
+import { SCRIPT_LUA } from '../../algorithms/script.lua.js';
 import { DeadlineWatch } from '../../deadline-watch.js';
 import { type Duration, parseDuration } from '../../duration.js';
 import { type Logger, type WarningSwitches, Warnings } from '../../http/warnings.js';
@@ -46,8 +47,8 @@ export interface RedisStoreOptions {
 }
 
 const SCRIPT: LuaScript = {
-  source: TOKEN_BUCKET_LUA,
-  sha1: createHash('sha1').update(TOKEN_BUCKET_LUA).digest('hex'),
+  source: SCRIPT_LUA,
+  sha1: createHash('sha1').update(SCRIPT_LUA).digest('hex'),
 };
 
 /** The script's first answer field for a check that ran past its deadline and changed nothing. */
@@ -180,7 +181,7 @@ export class RedisStore implements Store {
     }
     this.#breaker.succeeded();
     if (!this.#serverChecked) this.#checkServer();
-    return { applied: status === 1, nowMs, levelUnits: answer.slice(2).map(Number) };
+    return { applied: status === 1, nowMs, states: statesOf(policies, answer) };
   }
 
   /** {@inheritDoc Store.reset} */
@@ -272,4 +273,15 @@ function checkedNow(clock: () => number): number {
     throw new TypeError(`RedisStore clock must return ms since the epoch; got ${String(nowMs)}`);
   }
   return nowMs;
+}
+
+/** The policies' states in a script's answer: each policy's fields after `applied` and `now`. */
+function statesOf(policies: readonly ResolvedPolicy[], answer: readonly unknown[]): number[][] {
+  let field = 2;
+  return policies.map((policy) => {
+    const { fields } = ALGORITHMS[policy.algorithm];
+    const state = answer.slice(field, field + fields).map(Number);
+    field += fields;
+    return state;
+  });
 }

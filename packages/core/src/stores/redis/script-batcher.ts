@@ -4,6 +4,7 @@
  * as one script call. Redis pays its per-command cost once per batch, and — unlike a client's own
  * auto-pipelining — each check's deadline starts when it is really written.
  */
+import { ALGORITHMS } from '../../algorithms/registry.js';
 import type { DeadlineWatch, Watched } from '../../deadline-watch.js';
 import type { ResolvedPolicy } from '../../policy.js';
 import type { BucketMode } from '../../store.js';
@@ -12,7 +13,7 @@ import type { StoreUnavailableError } from '../../store-error.js';
 /** Runs the batch script with these keys and arguments; resolves to one answer per key. */
 export type SendBatch = (keys: string[], args: string[]) => Promise<unknown[]>;
 
-/** One check for the script (see `token-bucket.lua.ts` for what each field means there). */
+/** One check for the script (see `script.lua.ts` for what each field means there). */
 export interface ScriptCheck {
   readonly key: string;
   readonly policies: readonly ResolvedPolicy[];
@@ -146,12 +147,19 @@ export class ScriptBatcher {
     else queued.resolve({ answer, sentAtMs: queued.sentAtMs });
   }
 
-  /** `n, limit, windowMs, capacityUnits, …`: a policy set as the script reads it. */
+  /** `n, code, limit, windowMs, capacityUnits, …`: a policy set as the script reads it. */
   #argsOf(policies: readonly ResolvedPolicy[]): string[] {
     let args = this.#policyArgs.get(policies);
     if (args === undefined) {
       args = [String(policies.length)];
-      for (const p of policies) args.push(String(p.limit), String(p.windowMs), String(p.capacityUnits));
+      for (const p of policies) {
+        args.push(
+          String(ALGORITHMS[p.algorithm].code),
+          String(p.limit),
+          String(p.windowMs),
+          String(p.capacityUnits),
+        );
+      }
       this.#policyArgs.set(policies, args);
     }
     return args;

@@ -1,0 +1,54 @@
+/**
+ * The fixed window in TypeScript: the reference that `fixed-window.lua.ts` mirrors line for line.
+ *
+ * State: `[windowStartMs, count]`. A client's window starts at its first request and lasts `windowMs`;
+ * at most `limit` tokens are counted in it. Counts are tokens, so whole costs keep them whole.
+ */
+import type { Algorithm } from '../algorithm.js';
+
+export const fixedWindow: Algorithm = {
+  name: 'fixed-window',
+  code: 2,
+  fields: 2,
+
+  validate(policy, where) {
+    if (policy.capacity !== policy.limit) {
+      throw new TypeError(`${where}.burst applies to the token bucket only; a fixed window holds \`limit\``);
+    }
+  },
+
+  current(policy, stored, nowMs) {
+    // A window that has ended, or none yet: a new one starts now. A clock that stepped back keeps it.
+    if (stored === undefined || nowMs >= (stored[0] ?? 0) + policy.windowMs) return [nowMs, 0];
+    return [stored[0] ?? nowMs, stored[1] ?? 0];
+  },
+
+  fits(policy, [, count = 0], cost) {
+    return count + cost <= policy.limit;
+  },
+
+  apply(_policy, [startMs = 0, count = 0], cost, sign) {
+    return [startMs, Math.max(0, count - sign * cost)];
+  },
+
+  idleMs(policy, [startMs = 0, count = 0], nowMs) {
+    return count > 0 ? startMs + policy.windowMs - nowMs : 0;
+  },
+
+  describe(policy, [startMs = 0, count = 0], cost, nowMs) {
+    const { name, limit, windowMs } = policy;
+    const endMs = Math.max(0, startMs + windowMs - nowMs);
+    return {
+      policy: name,
+      algorithm: 'fixed-window',
+      limit,
+      windowMs,
+      capacity: limit,
+      remaining: Math.max(0, Math.floor(limit - count)),
+      resetMs: count > 0 ? endMs : 0,
+      // Within the window no more than `remaining` may be used; at its end the count starts over.
+      nextTokenMs: endMs,
+      retryAfterMs: cost > limit ? undefined : count + cost <= limit ? 0 : endMs,
+    };
+  },
+};

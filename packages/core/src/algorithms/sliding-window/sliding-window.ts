@@ -1,0 +1,106 @@
+/**
+ * The sliding window in TypeScript: the reference that `sliding-window.lua.ts` mirrors line for line.
+ *
+ * State: `[windowStartMs, previousCount, currentCount]`, windows aligned to the epoch. The estimate of
+ * what the last `windowMs` held is `previous × (windowMs − elapsed) / windowMs + current`, where `elapsed`
+ * is how far the current window has run: the previous window counts as far as the sliding window still
+ * covers it, assuming its requests were spread evenly. Comparisons are made times `windowMs`, so whole
+ * counts and whole-millisecond clocks keep every number an integer.
+ *
+ * The error bound: the estimate is exact when the previous window's requests were spread evenly. If they
+ * crowded at its end, the estimate forgets them too early, and a true sliding window of `windowMs` could
+ * see up to (but never) `2 × limit`; crowded at its start, the estimate remembers them too long and
+ * admits less. Cloudflare measured 0.003% of requests wrongly admitted or refused on real traffic.
+ */
+import type { Algorithm } from '../algorithm.js';
+
+/** `[start, previous, current]` as of `nowMs`. */
+function roll(windowMs: number, stored: readonly number[] | undefined, nowMs: number): number[] {
+  const start = Math.floor(nowMs / windowMs) * windowMs;
+  if (stored === undefined) return [start, 0, 0];
+  const [storedStart = start, previous = 0, current = 0] = stored;
+  // A clock that stepped back keeps the stored windows.
+  if (start <= storedStart) return [storedStart, previous, current];
+  if (start === storedStart + windowMs) return [start, current, 0];
+  return [start, 0, 0];
+}
+
+/** The estimate times `windowMs` at `atMs` (clamped to the current window). */
+function weighted(windowMs: number, [start = 0, previous = 0, current = 0]: readonly number[], atMs: number) {
+  const elapsedMs = Math.min(windowMs, Math.max(0, atMs - start));
+  return previous * (windowMs - elapsedMs) + current * windowMs;
+}
+
+/**
+ * Ms from `nowMs` until the estimate times `windowMs` is at most `allowed`: within this window the
+ * previous count's weight falls by `previous` a ms; after it, the current count becomes the previous one.
+ * `undefined` when `allowed` is negative (no wait will do).
+ */
+function waitUntil(
+  windowMs: number,
+  state: readonly number[],
+  allowed: number,
+  nowMs: number,
+): number | undefined {
+  if (allowed < 0) return undefined;
+  const [start = 0, previous = 0, current = 0] = state;
+  const from = Math.max(nowMs, start);
+  if (weighted(windowMs, state, from) <= allowed) return from - nowMs;
+  const end = start + windowMs;
+  if (previous > 0 && allowed - current * windowMs >= 0) {
+    const at = Math.ceil(end - (allowed - current * windowMs) / previous);
+    if (at < end) return Math.max(at, from) - nowMs;
+  }
+  if (current === 0) return end - nowMs;
+  return Math.max(end, Math.ceil(end + windowMs - allowed / current)) - nowMs;
+}
+
+export const slidingWindow: Algorithm = {
+  name: 'sliding-window',
+  code: 3,
+  fields: 3,
+
+  validate(policy, where) {
+    if (policy.capacity !== policy.limit) {
+      throw new TypeError(
+        `${where}.burst applies to the token bucket only; a sliding window holds \`limit\``,
+      );
+    }
+  },
+
+  current(policy, stored, nowMs) {
+    return roll(policy.windowMs, stored, nowMs);
+  },
+
+  fits(policy, state, cost, nowMs) {
+    const { limit, windowMs } = policy;
+    return weighted(windowMs, state, nowMs) + cost * windowMs <= limit * windowMs;
+  },
+
+  apply(_policy, [start = 0, previous = 0, current = 0], cost, sign) {
+    return [start, previous, Math.max(0, current - sign * cost)];
+  },
+
+  idleMs(policy, [start = 0, previous = 0, current = 0], nowMs) {
+    if (current > 0) return start + 2 * policy.windowMs - nowMs;
+    return previous > 0 ? start + policy.windowMs - nowMs : 0;
+  },
+
+  describe(policy, state, cost, nowMs) {
+    const { name, limit, windowMs } = policy;
+    const free = limit * windowMs - weighted(windowMs, state, nowMs);
+    const remaining = Math.max(0, Math.floor(free / windowMs));
+    const needed = (tokens: number) => waitUntil(windowMs, state, (limit - tokens) * windowMs, nowMs);
+    return {
+      policy: name,
+      algorithm: 'sliding-window',
+      limit,
+      windowMs,
+      capacity: limit,
+      remaining,
+      resetMs: needed(limit) ?? 0,
+      nextTokenMs: needed(remaining + 1) ?? windowMs,
+      retryAfterMs: needed(cost),
+    };
+  },
+};

@@ -1,5 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
 import { NODE_REDIS_MAJORS } from '../harness/clients.js';
+import { leaseScenarios } from './lease-scenarios.js';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
 import { windowScenarios } from './window-scenarios.js';
@@ -24,5 +25,11 @@ describe.each(kinds)('$name conformance', (kind) => {
   it.each([...scenarios, ...windowScenarios])('$name', async (scenario) => {
     const fixture = kind.fixture();
     await scenario.run(limiterFor(scenario, fixture), fixture);
+  });
+});
+
+describe.each(kinds)('$name leases', (kind) => {
+  it.each(leaseScenarios)('$name', async (scenario) => {
+    await scenario.run(kind.fixture());
   });
 });

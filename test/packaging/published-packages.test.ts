@@ -26,6 +26,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'StoreUnavailableError',
     'costExceedsCapacityProblem',
     'createHttpLimiter',
+    'createConcurrencyLimiter',
     'createLimiter',
     'hashIdentity',
     'ipIdentity',

@@ -1,5 +1,12 @@
 /** `@tollgate/core`: rate limiting exact under concurrency, in memory or on Redis. */
 export type { AlgorithmName } from './algorithms/algorithm.js';
+export {
+  type ConcurrencyLimiter,
+  type ConcurrencyLimiterOptions,
+  createConcurrencyLimiter,
+  type Lease,
+  type LeaseDecision,
+} from './concurrency-limiter.js';
 export type { Decision, DecisionReason, PolicyDecision } from './decision.js';
 export { type Duration, type DurationUnit, parseDuration } from './duration.js';
 export type { AllowList } from './http/allow-list.js';
@@ -63,7 +70,7 @@ export {
   type StoreErrorAction,
 } from './limiter.js';
 export type { Policy, ResolvedPolicy } from './policy.js';
-export type { BucketMode, BucketRequest, BucketResult, Store } from './store.js';
+export type { BucketMode, BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from './store.js';
 export { StoreUnavailableError } from './store-error.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory/memory-store.js';
 export type {
@@ -72,4 +79,5 @@ export type {
   NodeRedisClusterLike,
   RedisClientLike,
 } from './stores/redis/redis-client.js';
-export { RedisStore, type RedisStoreOptions } from './stores/redis/redis-store.js';
+export { RedisStore } from './stores/redis/redis-store.js';
+export type { RedisStoreOptions } from './stores/redis/redis-store-options.js';

@@ -86,6 +86,14 @@ export interface Limiter {
    * cost: 1. Give back where the charge was made: `{ degraded: true }` for a `degraded` decision.
    */
   refund(key: string, cost?: number, options?: RefundOptions): Promise<void>;
+  /**
+   * Charges `cost` tokens to every policy whether they have them or not: a client can owe, and waits
+   * longer for it (rate-limiter-flexible's `penalty`). Default cost: 1. Returns what a request of cost 1
+   * would be answered after it.
+   */
+  penalty(key: string, cost?: number): Promise<Decision>;
+  /** Gives `cost` tokens back, like `refund` (rate-limiter-flexible's `reward`). Default cost: 1. */
+  reward(key: string, cost?: number): Promise<void>;
   /** Refills every bucket of `key` at once, the insurance limiter's included. */
   reset(key: string): Promise<void>;
 }
@@ -133,7 +141,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   ): Promise<Decision> {
     const cost = costOf(requestedCost);
     const owner = bucketOwner(namespace, key);
-    if (denyCache !== undefined && mode !== 'refund') {
+    const charges = mode === 'consume' || mode === 'peek';
+    if (denyCache !== undefined && charges) {
       const cached = denyCache.check(owner, cost);
       if (cached !== undefined) return cached;
     }
@@ -146,7 +155,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
         ? pending
         : watch.watch(pending, timeoutMs));
       const decision = decide(policies, result, cost);
-      if (denyCache !== undefined && mode !== 'refund') denyCache.record(owner, result, decision, askedAtMs);
+      if (denyCache !== undefined) {
+        if (charges) denyCache.record(owner, result, decision, askedAtMs);
+        else denyCache.forget(owner); // the levels moved outside a check: what was cached no longer holds
+      }
       return decision;
     } catch (error) {
       if (isProgrammingError(error) || (await actionFor(fallback, error, key)) === 'throw') throw error;
@@ -166,7 +178,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
         await insurance.decide(bucketOwner(namespace, key), costOf(cost), 'refund');
         return;
       }
-      denyCache?.forget(bucketOwner(namespace, key));
+      await run(key, cost, 'refund', 'throw');
+    },
+    async penalty(key, cost) {
+      await run(key, cost, 'penalty', 'throw');
+      return run(key, 1, 'peek', 'throw'); // what the client's next request would get
+    },
+    async reward(key, cost) {
       await run(key, cost, 'refund', 'throw');
     },
     async reset(key) {

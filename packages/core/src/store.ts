@@ -47,6 +47,32 @@ export interface BucketResult {
   readonly states: readonly (readonly number[])[];
 }
 
+/** One lease operation on a key (see `createConcurrencyLimiter`). */
+export interface LeaseRequest {
+  /** The key's owner, encoded as for {@link BucketRequest.key}. */
+  readonly key: string;
+  /** Take a lease if fewer than `limit` are held, or end one. */
+  readonly mode: 'acquire' | 'release';
+  /** The lease: unique per acquisition. */
+  readonly leaseId: string;
+  /** The most leases held at once. */
+  readonly limit: number;
+  /** How long a lease lives unless released, in ms. */
+  readonly ttlMs: number;
+  /** As for {@link BucketRequest.timeoutMs}: an acquire given up on takes no lease later. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** What a lease operation found. */
+export interface LeaseResult {
+  /** `acquire`: a lease was taken. `release`: true. */
+  readonly applied: boolean;
+  /** Leases held after the operation. */
+  readonly held: number;
+  /** The store's clock when it decided, in ms since the epoch. */
+  readonly nowMs: number;
+}
+
 /**
  * Where buckets live. A store decides atomically: all buckets of a request are read, refilled, judged
  * and written as one step, so concurrent requests can never both spend the same token.
@@ -57,6 +83,11 @@ export interface Store {
   update(request: BucketRequest): Promise<BucketResult>;
   /** Forgets the buckets of `key` for these policies, so they are full again. */
   reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void>;
+  /**
+   * Takes or ends a lease on `request.key`, atomically, for concurrency limits. Optional: a store without
+   * it serves rate limits only. Both `MemoryStore` and `RedisStore` have it.
+   */
+  lease?(request: LeaseRequest): Promise<LeaseResult>;
   /**
    * `true` when the store itself gives up after `timeoutMs` (as `RedisStore` does). Otherwise a limiter
    * stops waiting for it after that long on its own, so a store that hangs cannot hang requests.

@@ -93,3 +93,29 @@ describe('refunds and resets of degraded decisions', () => {
     expect(await limiter.consume('a')).toMatchObject({ degraded: true, allowed: true });
   });
 });
+
+describe('penalty and reward', () => {
+  it('a penalty charges even what is not there, so the client owes and waits longer; a reward gives back', async () => {
+    const { MemoryStore: Store } = await import('../src/stores/memory/memory-store.js');
+    let nowMs = 1_000_000;
+    const limiter = createLimiter({
+      store: new Store({ clock: () => nowMs }),
+      policies: { limit: 2, window: '2s' },
+    });
+    await limiter.consume('k', { cost: 2 });
+    const owed = await limiter.penalty('k', 2);
+    expect(owed).toMatchObject({ allowed: false, retryAfterMs: 3_000 }); // 2 owed + 1 to spend: 3 tokens at 1/s
+    nowMs += 2_999;
+    expect((await limiter.consume('k')).allowed).toBe(false);
+    await limiter.reward('k', 1);
+    expect((await limiter.consume('k')).allowed).toBe(true);
+  });
+
+  it.each(['fixed-window', 'sliding-window'] as const)('work on a %s too', async (algorithm) => {
+    const limiter = createLimiter({ policies: { limit: 3, window: '1h', algorithm } });
+    await limiter.penalty('k', 5);
+    expect((await limiter.consume('k')).allowed).toBe(false);
+    await limiter.reward('k', 3);
+    expect((await limiter.consume('k')).allowed).toBe(true);
+  });
+});

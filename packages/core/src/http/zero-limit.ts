@@ -61,7 +61,7 @@ export function resolveZeroLimit(policy: Policy, prefix: string): ResolvedPolicy
  * A {@link Limiter} for `limit: 0`: every `consume` and `peek` is `'limited'`, with `retryAfterMs`
  * `undefined` since no wait will do, so the 429 carries no `Retry-After`. Not `'cost-exceeds-capacity'`:
  * that is the request asking too much, this is the limiter refusing everyone, whatever the cost.
- * `refund` and `reset` have nothing to do.
+ * `refund`, `reward` and `reset` have nothing to do; `penalty` changes nothing either.
  *
  * @example
  * const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '1m' }, ''), store.clock);
@@ -98,7 +98,9 @@ export function zeroLimiter(policy: ResolvedPolicy, clock: (() => number) | unde
     insurancePolicies: Object.freeze([policy]), // it never asks the store, so it never needs insurance
     consume: refuse,
     peek: refuse,
+    penalty: (_key, cost) => refuse(_key, { cost: cost ?? 1 }),
     refund: async () => {},
+    reward: async () => {},
     reset: async () => {},
   };
 }

@@ -1,7 +1,8 @@
 /** Buckets in this process's memory: the default store, for one server, for tests, and as insurance. */
+import { acquireLease, type Leases, releaseLease } from '../../algorithms/concurrency/leases.js';
 import { settlePolicies } from '../../algorithms/settle.js';
 import type { ResolvedPolicy } from '../../policy.js';
-import type { BucketRequest, BucketResult, Store } from '../../store.js';
+import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../store.js';
 import { policySetKey } from '../policy-set-key.js';
 import { EvictionHeap, type HeapEntry } from './eviction-heap.js';
 
@@ -44,6 +45,8 @@ export class MemoryStore implements Store {
   readonly #tables = new Map<string, Map<string, StoredKey>>();
   readonly #tableOf = new WeakMap<readonly ResolvedPolicy[], Map<string, StoredKey>>();
   readonly #heap = new EvictionHeap<StoredKey>();
+  /** Leases by key, for concurrency limits: a key goes when its last lease does. */
+  readonly #leases = new Map<string, Leases>();
 
   constructor(options: MemoryStoreOptions = {}) {
     const { maxKeys = 100_000, clock } = options;
@@ -68,10 +71,7 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.update} */
   async update({ key, policies, cost, mode }: BucketRequest): Promise<BucketResult> {
-    const nowMs = Math.floor(this.#now());
-    if (!Number.isFinite(nowMs)) {
-      throw new TypeError(`MemoryStore clock must return ms since the epoch; got ${String(nowMs)}`);
-    }
+    const nowMs = this.#checkedNow();
     const table = this.#table(policies);
     const stored = table.get(key);
     const current = stored && stored.idleAtMs > nowMs ? stored.states : undefined;
@@ -91,10 +91,45 @@ export class MemoryStore implements Store {
     return { applied, nowMs, states };
   }
 
+  /** {@inheritDoc Store.lease} */
+  async lease({ key, mode, leaseId, limit, ttlMs }: LeaseRequest): Promise<LeaseResult> {
+    const nowMs = this.#checkedNow();
+    const leases = this.#leases.get(key) ?? new Map<string, number>();
+    const { applied, held } =
+      mode === 'acquire'
+        ? acquireLease(leases, leaseId, limit, ttlMs, nowMs)
+        : releaseLease(leases, leaseId, nowMs);
+    if (held === 0) this.#leases.delete(key);
+    else if (!this.#leases.has(key)) this.#makeRoomForLeases(nowMs).set(key, leases);
+    return { applied, held, nowMs };
+  }
+
   /** {@inheritDoc Store.reset} */
   async reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void> {
     const stored = this.#table(policies).get(key);
     if (stored) this.#forget(stored);
+  }
+
+  #checkedNow(): number {
+    const nowMs = Math.floor(this.#now());
+    if (!Number.isFinite(nowMs)) {
+      throw new TypeError(`MemoryStore clock must return ms since the epoch; got ${String(nowMs)}`);
+    }
+    return nowMs;
+  }
+
+  /**
+   * The lease table, with room for one more key: at `maxKeys` keys, those whose leases have all expired
+   * (their holders never released them) are forgotten. Live leases are never dropped: each is a request
+   * in flight, so their number is bounded by the app's own concurrency.
+   */
+  #makeRoomForLeases(nowMs: number): Map<string, Leases> {
+    if (this.#leases.size >= this.#maxKeys) {
+      for (const [key, leases] of this.#leases) {
+        if ([...leases.values()].every((expiresAtMs) => expiresAtMs <= nowMs)) this.#leases.delete(key);
+      }
+    }
+    return this.#leases;
   }
 
   #table(policies: readonly ResolvedPolicy[]): Map<string, StoredKey> {

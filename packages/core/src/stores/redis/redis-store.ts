@@ -1,68 +1,27 @@
-/** Buckets in Redis, shared by every app server: each operation is one Lua script in one round trip. */
-import { createHash } from 'node:crypto';
-import { ALGORITHMS } from '../../algorithms/registry.js';
-import { SCRIPT_LUA } from '../../algorithms/script.lua.js';
+/** Buckets and leases in Redis, shared by every app server: each check is decided by one atomic script. */
 import { DeadlineWatch } from '../../deadline-watch.js';
-import { type Duration, parseDuration } from '../../duration.js';
-import { type Logger, type WarningSwitches, Warnings } from '../../http/warnings.js';
+import { Warnings } from '../../http/warnings.js';
 import type { ResolvedPolicy } from '../../policy.js';
-import type { BucketRequest, BucketResult, Store } from '../../store.js';
+import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../store.js';
 import { StoreUnavailableError } from '../../store-error.js';
 import { policySetKey } from '../policy-set-key.js';
-import { adaptRedisClient } from './adapt-client.js';
-import { CircuitBreaker } from './breaker.js';
+import type { CircuitBreaker } from './breaker.js';
 import { clusterSlot } from './cluster-slot.js';
-import type { LuaScript, RedisClientAdapter, RedisClientLike } from './redis-client.js';
+import type { RedisClientAdapter } from './redis-client.js';
+import {
+  checkedNow,
+  checkedOwner,
+  incidentBreaker,
+  type RedisStoreOptions,
+  resolveRedisStoreOptions,
+} from './redis-store-options.js';
 import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
+import { EXPIRED, LEASE_SCRIPT, REFUSED, RefusedCheckError, SETTLE_SCRIPT, statesOf } from './scripts.js';
 import { ServerClockOffset } from './server-clock.js';
 import { checkEvictionPolicy, checkQueueing } from './setup-checks.js';
 
-/** Options of {@link RedisStore}. */
-export interface RedisStoreOptions {
-  /**
-   * An ioredis `Redis` or `Cluster` (v5, v6), or a node-redis client or cluster (`createClient`,
-   * `createCluster`; v4, v5), told apart by their shape. Create it to fail fast — ioredis:
-   * `{ enableOfflineQueue: false, maxRetriesPerRequest: 0 }`; node-redis: `{ disableOfflineQueue: true }`
-   * (a cluster: in `defaults`) — and give it an `'error'` listener; the store warns once otherwise.
-   * Connect a node-redis client yourself (`await client.connect()`), as node-redis wants.
-   */
-  client: RedisClientLike;
-  /** Put before every key, to keep Tollgate's keys apart. No `{` or `}`. Default: `'tollgate:'`. */
-  prefix?: string;
-  /**
-   * A clock in ms since the epoch, for tests. Default: none — the script reads the Redis server's clock,
-   * so app servers with skewed clocks still share one timeline.
-   */
-  clock?: () => number;
-  /**
-   * The circuit breaker: after `threshold` failures in a row (or at once when Redis goes silent or the
-   * connection drops), no check is sent for `cooldown`; then one probe is. Default: `{ threshold: 5,
-   * cooldown: '1s' }`.
-   */
-  breaker?: { threshold?: number; cooldown?: Duration };
-  /** Where incidents and setup warnings go. Default: `console`. */
-  logger?: Logger;
-  /** Switch the store's warnings off, all (`false`) or by code. Default: on. */
-  warnings?: WarningSwitches;
-}
-
-const SCRIPT: LuaScript = {
-  source: SCRIPT_LUA,
-  sha1: createHash('sha1').update(SCRIPT_LUA).digest('hex'),
-};
-
-/** The script's first answer field for a check that ran past its deadline and changed nothing. */
-const EXPIRED = -1;
-/** …and for a check whose key Redis refused (another type, no memory to write): it changed nothing. */
-const REFUSED = -2;
-
 /** The most checks in one script call: about a millisecond of Redis's time. */
 const MAX_BATCH = 200;
-
-/** Redis refused one check's key (WRONGTYPE, OOM): the other checks of its batch were decided. */
-class RefusedCheckError extends Error {
-  override readonly name = 'ReplyError';
-}
 
 /**
  * A store on Redis or Redis Cluster. Every `update` is one EVALSHA of an atomic script (EVAL only after
@@ -103,32 +62,10 @@ export class RedisStore implements Store {
   #queueingChecked = false;
 
   constructor(options: RedisStoreOptions) {
-    const {
-      client,
-      prefix = 'tollgate:',
-      clock,
-      breaker = {},
-      logger = console,
-      warnings = true,
-    } = options ?? ({} as RedisStoreOptions);
-    const adapter = adaptRedisClient(client);
-    if (adapter === undefined) {
-      throw new TypeError(
-        'RedisStore needs { client }: an ioredis Redis or Cluster, or a node-redis client or cluster',
-      );
-    }
-    if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
-      throw new TypeError(`RedisStore prefix must be a string without '{' or '}'; got ${String(prefix)}`);
-    }
-    if (clock !== undefined && typeof clock !== 'function') {
-      throw new TypeError('RedisStore clock must be a function returning ms');
-    }
-    if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function') {
-      throw new TypeError('RedisStore logger must have warn and error methods');
-    }
+    const { adapter, prefix, clock, logger, warnings, breaker } = resolveRedisStoreOptions(options);
     this.#client = adapter;
     this.#batcher = new ScriptBatcher({
-      send: (keys, args) => adapter.runScript(SCRIPT, keys, args) as Promise<unknown[]>,
+      send: (keys, args) => adapter.runScript(SETTLE_SCRIPT, keys, args) as Promise<unknown[]>,
       groupOf: adapter.clustered ? clusterSlot : () => 0,
       deadlineArg: (sentAtMs, timeoutMs) => this.#deadline(sentAtMs, timeoutMs),
       watch: this.#watch,
@@ -137,20 +74,7 @@ export class RedisStore implements Store {
     this.#prefix = prefix;
     this.clock = clock;
     this.#warnings = new Warnings(logger, warnings);
-    this.#breaker = new CircuitBreaker(breakerSettings(breaker), {
-      opened: (reason) =>
-        this.#warnings.event(
-          'TOLLGATE_STORE_UNAVAILABLE',
-          'error',
-          `Redis is unavailable (${reason}): checks take the limiters' fallback until it answers again`,
-        ),
-      recovered: (downForMs, fallbacks) =>
-        this.#warnings.event(
-          'TOLLGATE_STORE_RECOVERED',
-          'warn',
-          `Redis answers again after ${(downForMs / 1000).toFixed(1)} s; ${fallbacks} checks took the fallback meanwhile`,
-        ),
-    });
+    this.#breaker = incidentBreaker(breaker, this.#warnings);
     this.#queueingChecked = checkQueueing(adapter, this.#warnings);
   }
 
@@ -182,6 +106,30 @@ export class RedisStore implements Store {
     this.#breaker.succeeded();
     if (!this.#serverChecked) this.#checkServer();
     return { applied: status === 1, nowMs, states: statesOf(policies, answer) };
+  }
+
+  /** {@inheritDoc Store.lease} */
+  async lease({ key, mode, leaseId, limit, ttlMs, timeoutMs }: LeaseRequest): Promise<LeaseResult> {
+    const storeKey = `${this.#prefix}{${checkedOwner(key)}}:leases`;
+    const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
+    let sentAtMs = 0;
+    const send = () => {
+      sentAtMs = Date.now();
+      const deadline = mode === 'acquire' ? this.#deadline(sentAtMs, timeoutMs) : '';
+      const args = [nowArg, deadline, mode, leaseId, String(limit), String(ttlMs)];
+      return this.#client.runScript(LEASE_SCRIPT, [storeKey], args);
+    };
+    const answer = (await this.#call(timeoutMs, send, true)) as unknown[];
+    const [status, nowMs, held] = answer.map(Number) as [number, number, number];
+    if (this.clock === undefined) this.#offset.sample(nowMs, sentAtMs);
+    if (status === EXPIRED) {
+      this.#breaker.failed('checks ran after their deadline', false);
+      throw new StoreUnavailableError(`Redis ran the acquire after its ${timeoutMs} ms deadline`, {
+        reported: !this.#breaker.closed,
+      });
+    }
+    this.#breaker.succeeded();
+    return { applied: status === 1, held, nowMs };
   }
 
   /** {@inheritDoc Store.reset} */
@@ -244,10 +192,7 @@ export class RedisStore implements Store {
 
   /** `{owner}` is the hash tag: every bucket of one owner lands in the same Cluster slot. */
   #keyOf(owner: string, policies: readonly ResolvedPolicy[]): string {
-    if (owner.includes('{') || owner.includes('}')) {
-      throw new TypeError(`RedisStore keys must not hold '{' or '}' (limiters encode them); got ${owner}`);
-    }
-    return `${this.#prefix}{${owner}}:${policySetKey(policies)}`;
+    return `${this.#prefix}{${checkedOwner(owner)}}:${policySetKey(policies)}`;
   }
 
   /** Once, after the first answer: warns if Redis may evict live buckets (or, late, if the client queues). */
@@ -256,32 +201,4 @@ export class RedisStore implements Store {
     this.#queueingChecked ||= checkQueueing(this.#client, this.#warnings);
     void checkEvictionPolicy(this.#client, this.#warnings);
   }
-}
-
-function breakerSettings({ threshold = 5, cooldown = '1s' }: NonNullable<RedisStoreOptions['breaker']>) {
-  if (!Number.isSafeInteger(threshold) || threshold <= 0) {
-    throw new TypeError(
-      `RedisStore breaker.threshold must be a positive whole number; got ${String(threshold)}`,
-    );
-  }
-  return { threshold, cooldownMs: parseDuration(cooldown, 'RedisStore breaker.cooldown') };
-}
-
-function checkedNow(clock: () => number): number {
-  const nowMs = Math.floor(clock());
-  if (!Number.isFinite(nowMs)) {
-    throw new TypeError(`RedisStore clock must return ms since the epoch; got ${String(nowMs)}`);
-  }
-  return nowMs;
-}
-
-/** The policies' states in a script's answer: each policy's fields after `applied` and `now`. */
-function statesOf(policies: readonly ResolvedPolicy[], answer: readonly unknown[]): number[][] {
-  let field = 2;
-  return policies.map((policy) => {
-    const { fields } = ALGORITHMS[policy.algorithm];
-    const state = answer.slice(field, field + fields).map(Number);
-    field += fields;
-    return state;
-  });
 }

@@ -27,6 +27,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'costExceedsCapacityProblem',
     'createHttpLimiter',
     'createConcurrencyLimiter',
+    'createHttpConcurrencyLimiter',
     'createLimiter',
     'hashIdentity',
     'ipIdentity',
@@ -37,9 +38,9 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'stackHeaders',
     'validateInheritedOptions',
   ].sort(),
-  express: [...KEY_HELPERS, 'rateLimit'].sort(),
-  fastify: [...KEY_HELPERS, 'tollgate'].sort(),
-  koa: [...KEY_HELPERS, 'rateLimit'].sort(),
+  express: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
+  fastify: [...KEY_HELPERS, 'concurrencyLimit', 'tollgate'].sort(),
+  koa: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
 };
 
 let installDir: string;

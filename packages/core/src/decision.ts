@@ -1,5 +1,5 @@
 /** Decisions: what a limiter answers, derived from the stored states by one function for every store. */
-import type { AlgorithmName } from './algorithms/algorithm.js';
+import type { AlgorithmName } from './algorithms/registry.js';
 import { ALGORITHMS } from './algorithms/registry.js';
 import type { ResolvedPolicy } from './policy.js';
 import type { BucketResult } from './store.js';

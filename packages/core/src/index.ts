@@ -1,5 +1,5 @@
 /** `@tollgate/core`: rate limiting exact under concurrency, in memory or on Redis. */
-export type { AlgorithmName } from './algorithms/algorithm.js';
+export type { AlgorithmName } from './algorithms/registry.js';
 export {
   type ConcurrencyLimiter,
   type ConcurrencyLimiterOptions,
@@ -20,6 +20,12 @@ export {
   type StackedHeaders,
   stackHeaders,
 } from './http/headers.js';
+export {
+  type ConcurrencyLimitOptions,
+  type ConcurrencyOutcome,
+  createHttpConcurrencyLimiter,
+  type HttpConcurrencyLimiter,
+} from './http/http-concurrency.js';
 export { createHttpLimiter, type HttpLimiter } from './http/http-limiter.js';
 export type {
   AdapterSettings,

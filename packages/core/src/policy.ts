@@ -1,5 +1,5 @@
 /** Rate-limit policies: what users write, checked once and resolved into the numbers the stores use. */
-import type { AlgorithmName } from './algorithms/algorithm.js';
+import type { AlgorithmName } from './algorithms/registry.js';
 import { ALGORITHM_NAMES, ALGORITHMS } from './algorithms/registry.js';
 import { type Duration, formatDuration, parseDuration } from './duration.js';
 import { closestName, type NameHint, rejectUnknownNames } from './unknown-names.js';

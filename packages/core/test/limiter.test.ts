@@ -105,6 +105,7 @@ describe('penalty and reward', () => {
     await limiter.consume('k', { cost: 2 });
     const owed = await limiter.penalty('k', 2);
     expect(owed).toMatchObject({ allowed: false, retryAfterMs: 3_000 }); // 2 owed + 1 to spend: 3 tokens at 1/s
+    expect(owed.decidedBy).toMatchObject({ remaining: 0, nextTokenMs: 3_000 }); // never a negative remaining
     nowMs += 2_999;
     expect((await limiter.consume('k')).allowed).toBe(false);
     await limiter.reward('k', 1);

@@ -1,5 +1,7 @@
 /** `@tollgate/express`: Tollgate as Express middleware (Express 4 and 5). */
 import {
+  type ConcurrencyLimitOptions,
+  createHttpConcurrencyLimiter,
   createHttpLimiter,
   type HeaderProfile,
   type RateLimitInfo,
@@ -117,7 +119,41 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
   return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
 }
 
-export type { HeaderProfile, KeyFunction, Policy, RateLimitInfo, Store } from '@tollgate/core';
+/**
+ * Concurrency-limiting middleware: at most `limit` requests of one client in progress at once (open
+ * uploads, expensive reports), rather than per window. A request's slot is released when its response
+ * is done, or when the client goes away; a refused one gets a 429 with problem details.
+ *
+ * @example
+ * app.post('/uploads', concurrencyLimit({ limit: 2, key: byUser((req) => req.user?.id), store }), upload);
+ */
+export function concurrencyLimit(options: ConcurrencyLimitOptions<Request>): RequestHandler {
+  const limiter = createHttpConcurrencyLimiter(options, expressAccess, { adapter: '@tollgate/express' });
+  return async function concurrencyLimit(req: Request, res: Response, next: NextFunction) {
+    try {
+      const outcome = await limiter.check(req);
+      if (outcome.kind === 'skipped') return next();
+      if (outcome.kind === 'error') return next(outcome.error);
+      if (outcome.kind === 'limited') {
+        return void res.status(outcome.status).type(outcome.contentType).send(Buffer.from(outcome.body));
+      }
+      // 'close' comes when the response is done and when the client goes away first.
+      res.once('close', outcome.release);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+export type {
+  ConcurrencyLimitOptions,
+  HeaderProfile,
+  KeyFunction,
+  Policy,
+  RateLimitInfo,
+  Store,
+} from '@tollgate/core';
 export {
   byApiKey,
   byIp,

@@ -4,6 +4,8 @@
  * reach (the 404 handler).
  */
 import {
+  type ConcurrencyLimitOptions,
+  createHttpConcurrencyLimiter,
   createHttpLimiter,
   type HeaderProfile,
   type HttpLimiter,
@@ -251,7 +253,37 @@ function toArray<T>(value: T | T[] | undefined): T[] {
  */
 export const tollgate = fp(tollgatePlugin, { fastify: '4.x || 5.x', name: '@tollgate/fastify' });
 
-export type { HeaderProfile, KeyFunction, Policy, RateLimitInfo, Store } from '@tollgate/core';
+/**
+ * A concurrency-limiting hook: at most `limit` requests of one client in progress at once (open uploads,
+ * expensive reports), rather than per window. Use it as a route's `onRequest` (or any later hook, to key
+ * by what authentication sets). A request's slot is released when its response is done, or when the
+ * client goes away; a refused one gets a 429 with problem details. No plugin needed.
+ *
+ * @example
+ * app.post('/uploads', { onRequest: concurrencyLimit({ limit: 2, store }) }, upload);
+ */
+export function concurrencyLimit(options: ConcurrencyLimitOptions<FastifyRequest>) {
+  const limiter = createHttpConcurrencyLimiter(options, fastifyAccess, { adapter: '@tollgate/fastify' });
+  return async function concurrencyLimit(request: FastifyRequest, reply: FastifyReply) {
+    const outcome = await limiter.check(request);
+    if (outcome.kind === 'skipped') return;
+    if (outcome.kind === 'error') throw outcome.error;
+    if (outcome.kind === 'limited') {
+      return reply.code(outcome.status).type(outcome.contentType).send(Buffer.from(outcome.body));
+    }
+    // 'close' comes when the response is done and when the client goes away first.
+    reply.raw.once('close', outcome.release);
+  };
+}
+
+export type {
+  ConcurrencyLimitOptions,
+  HeaderProfile,
+  KeyFunction,
+  Policy,
+  RateLimitInfo,
+  Store,
+} from '@tollgate/core';
 export {
   byApiKey,
   byIp,

@@ -1,5 +1,7 @@
 /** `@tollgate/koa`: Tollgate as Koa middleware (Koa 2 and 3), app-wide or per route with @koa/router. */
 import {
+  type ConcurrencyLimitOptions,
+  createHttpConcurrencyLimiter,
   createHttpLimiter,
   type HeaderProfile,
   type RateLimitInfo,
@@ -104,7 +106,40 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
   return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
 }
 
-export type { HeaderProfile, KeyFunction, Policy, RateLimitInfo, Store } from '@tollgate/core';
+/**
+ * Concurrency-limiting middleware: at most `limit` requests of one client in progress at once (open
+ * uploads, expensive reports), rather than per window. A request's slot is released when its response
+ * is done, or when the client goes away; a refused one gets a 429 with problem details.
+ *
+ * @example
+ * router.post('/uploads', concurrencyLimit({ limit: 2, key: byUser((ctx) => ctx.state.user?.id) }), upload);
+ */
+export function concurrencyLimit(options: ConcurrencyLimitOptions<Context>): Middleware {
+  const limiter = createHttpConcurrencyLimiter(options, koaAccess, { adapter: '@tollgate/koa' });
+  return async function concurrencyLimit(ctx, next) {
+    const outcome = await limiter.check(ctx);
+    if (outcome.kind === 'skipped') return next();
+    if (outcome.kind === 'error') throw outcome.error;
+    if (outcome.kind === 'limited') {
+      ctx.status = outcome.status;
+      ctx.type = outcome.contentType;
+      ctx.body = Buffer.from(outcome.body);
+      return;
+    }
+    // 'close' comes when the response is done (a streamed body too) and when the client goes away first.
+    ctx.res.once('close', outcome.release);
+    return next();
+  };
+}
+
+export type {
+  ConcurrencyLimitOptions,
+  HeaderProfile,
+  KeyFunction,
+  Policy,
+  RateLimitInfo,
+  Store,
+} from '@tollgate/core';
 export {
   byApiKey,
   byIp,

@@ -5,17 +5,6 @@
 import type { PolicyDecision } from '../decision.js';
 import type { ResolvedPolicy } from '../policy.js';
 
-/**
- * How a policy counts:
- * - `'token-bucket'` (default): a bucket of `burst` tokens refilled continuously at `limit` per `window`.
- *   Smooth; a full bucket allows a burst, so a client's first window can see up to `limit + burst`.
- * - `'fixed-window'`: at most `limit` per `window`, the window starting at a client's first request (as
- *   express-rate-limit's stores, @fastify/rate-limit and rate-limiter-flexible count).
- * - `'sliding-window'`: the weighted two-window counter (as Cloudflare and Upstash use it): the previous
- *   window's count, weighted by how much of it the sliding window still covers, plus the current one's.
- */
-export type AlgorithmName = 'token-bucket' | 'fixed-window' | 'sliding-window';
-
 /** One policy's state: a few numbers, whose meaning is the algorithm's. */
 export type PolicyState = number[];
 
@@ -24,7 +13,8 @@ export type PolicyState = number[];
  * An algorithm's availability never shrinks as time passes without charges; the deny cache relies on it.
  */
 export interface Algorithm {
-  readonly name: AlgorithmName;
+  /** Its name, as policies give it. */
+  readonly name: string;
   /** Its code in the Redis script. */
   readonly code: number;
   /** How many numbers its state takes in a stored key. */

@@ -2,7 +2,7 @@
  * The algorithms, by name. Adding one: its folder (maths and Lua side by side) and a line in each of the
  * two lists below; nothing else changes.
  */
-import type { Algorithm, AlgorithmName } from './algorithm.js';
+import type { Algorithm } from './algorithm.js';
 import { fixedWindow } from './fixed-window/fixed-window.js';
 import { FIXED_WINDOW_LUA } from './fixed-window/fixed-window.lua.js';
 import { slidingWindow } from './sliding-window/sliding-window.js';
@@ -11,11 +11,22 @@ import { tokenBucket } from './token-bucket/token-bucket.js';
 import { TOKEN_BUCKET_LUA } from './token-bucket/token-bucket.lua.js';
 
 /** Every algorithm, by name. */
-export const ALGORITHMS: Readonly<Record<AlgorithmName, Algorithm>> = {
+export const ALGORITHMS = {
   'token-bucket': tokenBucket,
   'fixed-window': fixedWindow,
   'sliding-window': slidingWindow,
-};
+} as const satisfies Readonly<Record<string, Algorithm>>;
+
+/**
+ * How a policy counts:
+ * - `'token-bucket'` (default): a bucket of `burst` tokens refilled continuously at `limit` per `window`.
+ *   Smooth; a full bucket allows a burst, so a client's first window can see up to `limit + burst`.
+ * - `'fixed-window'`: at most `limit` per `window`, the window starting at a client's first request (as
+ *   express-rate-limit's stores, @fastify/rate-limit and rate-limiter-flexible count).
+ * - `'sliding-window'`: the weighted two-window counter (as Cloudflare and Upstash use it): the previous
+ *   window's count, weighted by how much of it the sliding window still covers, plus the current one's.
+ */
+export type AlgorithmName = keyof typeof ALGORITHMS;
 
 /** Each algorithm's Lua, defining `ALGORITHMS[code]` for the script (see `script.lua.ts`). */
 export const ALGORITHM_LUA: readonly string[] = [TOKEN_BUCKET_LUA, FIXED_WINDOW_LUA, SLIDING_WINDOW_LUA];

@@ -1,5 +1,5 @@
 /** Every option the adapters share, one entry each: its docs, its default and its check. */
-import type { AlgorithmName } from '../algorithms/algorithm.js';
+import type { AlgorithmName } from '../algorithms/registry.js';
 import { ALGORITHM_NAMES } from '../algorithms/registry.js';
 import { type DenyCacheOptions, denyCacheSettings } from '../deny-cache.js';
 import { type Duration, parseDuration } from '../duration.js';
@@ -159,7 +159,7 @@ export const OPTION_TABLE = {
   },
   algorithm: {
     doc: "how `limit` per `window` is counted: a token bucket, a fixed window from a client's first request (as the peers count), or a sliding window; see [Algorithms](../../README.md#algorithms)",
-    type: "`'token-bucket' | 'fixed-window' | 'sliding-window'`",
+    type: `\`${ALGORITHM_NAMES.map(literal).join(' | ')}\``,
     default: "`'token-bucket'`",
     check(value, { what }): AlgorithmName | undefined {
       if (value === undefined || ALGORITHM_NAMES.includes(value as AlgorithmName))

@@ -1,6 +1,6 @@
 /** The options every adapter shares: one public type, checked once by the option table into a resolved config. */
 import { createHash } from 'node:crypto';
-import type { AlgorithmName } from '../algorithms/algorithm.js';
+import type { AlgorithmName } from '../algorithms/registry.js';
 import type { DenyCacheOptions } from '../deny-cache.js';
 import { type Duration, parseDuration } from '../duration.js';
 import type { InsuranceOptions } from '../insurance.js';

@@ -38,7 +38,8 @@ export const tokenBucket: Algorithm = {
   describe(policy, [level = 0], cost) {
     const { name, limit, windowMs, capacity, capacityUnits } = policy;
     const costUnits = cost * windowMs;
-    const remaining = Math.floor(level / windowMs);
+    // A bucket in debt (a penalty) has nothing left, not a negative amount.
+    const remaining = Math.max(0, Math.floor(level / windowMs));
     return {
       policy: name,
       algorithm: 'token-bucket',

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { TOKEN_BUCKET_LUA } from '../../algorithms/token-bucket/token-bucket.lua.js';
 import { DeadlineWatch } from '../../deadline-watch.js';
+import { publishBreakerClose, publishBreakerOpen } from '../../diagnostics/publish.js';
 import { type Duration, parseDuration } from '../../duration.js';
 import { type Logger, type WarningSwitches, Warnings } from '../../http/warnings.js';
 import type { ResolvedPolicy } from '../../policy.js';
@@ -137,18 +138,22 @@ export class RedisStore implements Store {
     this.clock = clock;
     this.#warnings = new Warnings(logger, warnings);
     this.#breaker = new CircuitBreaker(breakerSettings(breaker), {
-      opened: (reason) =>
+      opened: (reason) => {
         this.#warnings.event(
           'TOLLGATE_STORE_UNAVAILABLE',
           'error',
           `Redis is unavailable (${reason}): checks take the limiters' fallback until it answers again`,
-        ),
-      recovered: (downForMs, fallbacks) =>
+        );
+        publishBreakerOpen(this, prefix, reason);
+      },
+      recovered: (downForMs, fallbacks) => {
         this.#warnings.event(
           'TOLLGATE_STORE_RECOVERED',
           'warn',
           `Redis answers again after ${(downForMs / 1000).toFixed(1)} s; ${fallbacks} checks took the fallback meanwhile`,
-        ),
+        );
+        publishBreakerClose(this, prefix, downForMs, fallbacks);
+      },
     });
     this.#queueingChecked = checkQueueing(adapter, this.#warnings);
   }

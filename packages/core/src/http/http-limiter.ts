@@ -3,11 +3,13 @@
  * from a limited request to its answer, and from an ended response to a refund. Adapters add only the
  * framework's reading and writing.
  */
+import { bucketOwner } from '../bucket-key.js';
 import type { Decision } from '../decision.js';
+import { LimiterEvents } from '../diagnostics/publish.js';
 import type { StoreErrorAction } from '../limiter.js';
 import { StoreUnavailableError } from '../store-error.js';
 import { compileAllowList } from './allow-list.js';
-import { boundLimiters } from './bound-limiters.js';
+import { type BoundLimiter, boundLimiters } from './bound-limiters.js';
 import { notify } from './callbacks.js';
 import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
 import {
@@ -53,6 +55,9 @@ export interface HttpLimiter<Req, Res = unknown> {
 
 const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
 
+/** The headers of an answer that sends none (a dry run, by default). */
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 /** The identity of requests with neither a key nor a client IP: they share one bucket rather than none. */
 const UNKNOWN_IDENTITY = 'unknown';
 
@@ -97,6 +102,7 @@ export function createHttpLimiter<Req, Res = unknown>(
   const setup = new SetupChecks(access, warnings);
   const allowListed = compileAllowList(config.allowList as RateLimitOptions<Req>['allowList'], access);
   const { onExceeding, onExceeded } = config;
+  const events = new LimiterEvents(config.name);
   const countByResponse = responseCounting<Req, Res>(
     {
       skipSuccessfulRequests: config.skipSuccessfulRequests,
@@ -134,32 +140,87 @@ export function createHttpLimiter<Req, Res = unknown>(
     return ip;
   }
 
+  /** A request not checked (`skip`, `allowList`). */
+  function skipped(): RateLimitOutcome {
+    events.undecided('skipped', true, false, undefined, undefined, Number.NaN);
+    return SKIPPED;
+  }
+
+  /** The headers of a decision: none in dry run unless `dryRunHeaders`, and then no `Retry-After`. */
+  function headersOf(bound: BoundLimiter, decision: Decision, dryRun: boolean): Record<string, string> {
+    if (dryRun && !config.dryRunHeaders) return NO_HEADERS;
+    const headers = (decision.degraded ? bound.writeDegradedHeaders : bound.writeHeaders)(decision);
+    if (dryRun) delete headers['Retry-After'];
+    return headers;
+  }
+
+  /** What a decision means for the request: go on, or be refused (never in dry run). */
+  function respond(
+    request: Req,
+    decision: Decision,
+    identity: string,
+    bound: BoundLimiter,
+    dryRun: boolean,
+  ): RateLimitOutcome {
+    const info = new RequestRateLimit(config.name, decision, identity, bound.limiter, dryRun);
+    const headers = headersOf(bound, decision, dryRun);
+    const profile = headers === NO_HEADERS ? false : config.headers;
+    if (decision.allowed) {
+      if (onExceeding) notify(onExceeding, 'onExceeding', request, info, warnings);
+      return { kind: 'allowed', headers, profile, info };
+    }
+    if (onExceeded) notify(onExceeded, 'onExceeded', request, info, warnings);
+    if (dryRun) {
+      const why =
+        decision.reason === 'cost-exceeds-capacity'
+          ? 'its cost exceeds a capacity'
+          : `policy ${decision.decidedBy.policy}`;
+      warnings.throttled(
+        'TOLLGATE_DRY_RUN_LIMITED',
+        'warn',
+        `dry run: limiter ${config.name} would have refused a request (${why}) and let it through`,
+      );
+      return { kind: 'allowed', headers, profile, info };
+    }
+    if (config.throwOnLimit) {
+      const error = new RateLimitError(headers, info, statusOf(decision, config.statusCode));
+      return { kind: 'error', headers, profile, error, info };
+    }
+    return { kind: 'limited', headers, profile, info };
+  }
+
   return {
     name: config.name,
     requestPropertyName: config.requestPropertyName,
     countByResponse: countByResponse ?? COUNT_EVERY_RESPONSE,
 
     async check(request) {
-      if (config.skip && (await config.skip(request))) return SKIPPED;
+      if (config.skip && (await config.skip(request))) return skipped();
       setup.request(request);
       const identity = await keyOf(request);
-      if (allowListed !== undefined && (await allowListed(request, identity))) return SKIPPED;
+      if (allowListed !== undefined && (await allowListed(request, identity))) return skipped();
       // A static cost was checked at construction; a computed one is checked here, so a bad one is
       // reported as the app's bug rather than caught below as a store failure.
       const cost =
         typeof config.cost === 'function'
           ? checkedCost(await config.cost(request), settings.adapter)
           : config.cost;
+      const dryRun =
+        typeof config.dryRun === 'function'
+          ? checkedDryRun(await config.dryRun(request), settings.adapter)
+          : config.dryRun;
       const bound = await limiters.forRequest(request);
+      const startedMs = events.storeCallStarts();
       let decision: Decision;
       let chosen: StoreFailureAnswer | undefined;
       try {
         decision = await bound.limiter.consume(
           identity,
           answerOf === undefined
-            ? { cost }
+            ? { cost, dryRun }
             : {
                 cost,
+                dryRun,
                 onStoreError: async (error) => {
                   chosen = storeFailureAnswer(await answerOf(error, request), settings.adapter);
                   return failed(error, chosen);
@@ -170,21 +231,12 @@ export function createHttpLimiter<Req, Res = unknown>(
         // The store failed and the answer is to pass or to fail; anything else is the app's error.
         const answer = chosen ?? staticAnswer;
         if (answer !== 'allow' && answer !== 'deny') throw error;
-        return answer === 'allow' ? SKIPPED : { kind: 'error', headers: {}, error };
+        const owner = events.decisionsObserved ? bucketOwner(config.name, identity) : undefined;
+        events.undecided('degraded', answer === 'allow', dryRun, cost, owner, startedMs);
+        // A dry run never fails a request, not even for its store.
+        return answer === 'allow' || dryRun ? SKIPPED : { kind: 'error', headers: {}, error };
       }
-      const info = new RequestRateLimit(config.name, decision, identity, bound.limiter);
-      const headers = (decision.degraded ? bound.writeDegradedHeaders : bound.writeHeaders)(decision);
-      const profile = config.headers;
-      if (decision.allowed) {
-        if (onExceeding) notify(onExceeding, 'onExceeding', request, info, warnings);
-        return { kind: 'allowed', headers, profile, info };
-      }
-      if (onExceeded) notify(onExceeded, 'onExceeded', request, info, warnings);
-      if (config.throwOnLimit) {
-        const error = new RateLimitError(headers, info, statusOf(decision, config.statusCode));
-        return { kind: 'error', headers, profile, error, info };
-      }
-      return { kind: 'limited', headers, profile, info };
+      return respond(request, decision, identity, bound, dryRun);
     },
 
     async rejection(request, info) {
@@ -216,6 +268,11 @@ function storeFailureAnswer(answer: unknown, adapter: string): StoreFailureAnswe
   throw new TypeError(
     `${adapter}: the onStoreError function must return 'insurance', 'allow' or 'deny'; got ${String(answer)}`,
   );
+}
+
+function checkedDryRun(dryRun: unknown, adapter: string): boolean {
+  if (typeof dryRun === 'boolean') return dryRun;
+  throw new TypeError(`${adapter}: the dryRun function must return true or false; got ${String(dryRun)}`);
 }
 
 function checkedCost(cost: unknown, adapter: string): number {

@@ -9,8 +9,7 @@ import { LimiterEvents } from '../diagnostics/publish.js';
 import type { StoreErrorAction } from '../limiter.js';
 import { StoreUnavailableError } from '../store-error.js';
 import { compileAllowList } from './allow-list.js';
-import { type BoundLimiter, boundLimiters } from './bound-limiters.js';
-import { notify } from './callbacks.js';
+import { boundLimiters } from './bound-limiters.js';
 import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
 import {
   type AdapterSettings,
@@ -20,9 +19,8 @@ import {
 } from './options.js';
 import type { NodeResponse, RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
 import { PROBLEM_JSON, problemDetails } from './problem.js';
-import { RateLimitError } from './rate-limit-error.js';
 import type { RequestAccess } from './request-keys.js';
-import { RequestRateLimit } from './request-rate-limit.js';
+import { responder, statusOf } from './respond.js';
 import { responseCounting } from './response-counting.js';
 import { SetupChecks } from './setup-checks.js';
 import { Warnings } from './warnings.js';
@@ -54,9 +52,6 @@ export interface HttpLimiter<Req, Res = unknown> {
 }
 
 const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
-
-/** The headers of an answer that sends none (a dry run, by default). */
-const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** The identity of requests with neither a key nor a client IP: they share one bucket rather than none. */
 const UNKNOWN_IDENTITY = 'unknown';
@@ -101,8 +96,8 @@ export function createHttpLimiter<Req, Res = unknown>(
   const limiters = boundLimiters(config, staticAnswer && ((error) => failed(error, staticAnswer)));
   const setup = new SetupChecks(access, warnings);
   const allowListed = compileAllowList(config.allowList as RateLimitOptions<Req>['allowList'], access);
-  const { onExceeding, onExceeded } = config;
   const events = new LimiterEvents(config.name);
+  const respond = responder<Req>(config, warnings);
   const countByResponse = responseCounting<Req, Res>(
     {
       skipSuccessfulRequests: config.skipSuccessfulRequests,
@@ -144,49 +139,6 @@ export function createHttpLimiter<Req, Res = unknown>(
   function skipped(): RateLimitOutcome {
     events.undecided('skipped', true, false, undefined, undefined, Number.NaN);
     return SKIPPED;
-  }
-
-  /** The headers of a decision: none in dry run unless `dryRunHeaders`, and then no `Retry-After`. */
-  function headersOf(bound: BoundLimiter, decision: Decision, dryRun: boolean): Record<string, string> {
-    if (dryRun && !config.dryRunHeaders) return NO_HEADERS;
-    const headers = (decision.degraded ? bound.writeDegradedHeaders : bound.writeHeaders)(decision);
-    if (dryRun) delete headers['Retry-After'];
-    return headers;
-  }
-
-  /** What a decision means for the request: go on, or be refused (never in dry run). */
-  function respond(
-    request: Req,
-    decision: Decision,
-    identity: string,
-    bound: BoundLimiter,
-    dryRun: boolean,
-  ): RateLimitOutcome {
-    const info = new RequestRateLimit(config.name, decision, identity, bound.limiter, dryRun);
-    const headers = headersOf(bound, decision, dryRun);
-    const profile = headers === NO_HEADERS ? false : config.headers;
-    if (decision.allowed) {
-      if (onExceeding) notify(onExceeding, 'onExceeding', request, info, warnings);
-      return { kind: 'allowed', headers, profile, info };
-    }
-    if (onExceeded) notify(onExceeded, 'onExceeded', request, info, warnings);
-    if (dryRun) {
-      const why =
-        decision.reason === 'cost-exceeds-capacity'
-          ? 'its cost exceeds a capacity'
-          : `policy ${decision.decidedBy.policy}`;
-      warnings.throttled(
-        'TOLLGATE_DRY_RUN_LIMITED',
-        'warn',
-        `dry run: limiter ${config.name} would have refused a request (${why}) and let it through`,
-      );
-      return { kind: 'allowed', headers, profile, info };
-    }
-    if (config.throwOnLimit) {
-      const error = new RateLimitError(headers, info, statusOf(decision, config.statusCode));
-      return { kind: 'error', headers, profile, error, info };
-    }
-    return { kind: 'limited', headers, profile, info };
   }
 
   return {
@@ -255,11 +207,6 @@ export function createHttpLimiter<Req, Res = unknown>(
       await Promise.all(Array.from(limiters.built(), ({ limiter }) => limiter.reset(key)));
     },
   };
-}
-
-/** The status of a refusal: 403 when no wait will do, else the limiter's `statusCode`. */
-function statusOf(decision: Decision, statusCode: number): number {
-  return decision.reason === 'cost-exceeds-capacity' ? 403 : statusCode;
 }
 
 /** What the app's `onStoreError` function answered, checked. */

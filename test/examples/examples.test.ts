@@ -9,6 +9,7 @@ import { MemoryStore } from '@tollgate/core';
 import { createApp as createExpressApp } from '@tollgate/example-express/app';
 import { createApp as createFastifyApp } from '@tollgate/example-fastify/app';
 import { createApp as createKoaApp } from '@tollgate/example-koa/app';
+import { countDecisions, statsRequested } from '@tollgate/example-support/stats';
 import request from 'supertest';
 import { describe, expect, inject, it } from 'vitest';
 
@@ -68,6 +69,28 @@ describe.each(apps)('examples/$name', ({ open }) => {
     } finally {
       await close();
     }
+  });
+});
+
+describe('examples/express --stats', () => {
+  it('sums up a burst in one line from the tollgate:decision channel', async () => {
+    const counter = countDecisions();
+    try {
+      const app = createExpressApp(new MemoryStore());
+      expect(counter.takeLine()).toBeUndefined(); // a quiet second prints nothing
+      await Promise.all(Array.from({ length: 5 }, () => request(app).post('/login')));
+      const line = counter.takeLine(new Date(2026, 0, 1, 12, 0, 1));
+      expect(line).toBe('12:00:01  allowed 8  limited 2  degraded 0  (limited by login 2)');
+      expect(counter.takeLine()).toBeUndefined(); // each line counts its own second
+    } finally {
+      counter.stop();
+    }
+  });
+
+  it('is asked for with --stats (pnpm demo -- --stats) or TOLLGATE_STATS=1', () => {
+    expect(statsRequested(['node', 'index.ts', '--', '--stats'], {})).toBe(true);
+    expect(statsRequested(['node', 'index.ts'], { TOLLGATE_STATS: '1' })).toBe(true);
+    expect(statsRequested(['node', 'index.ts'], {})).toBe(false);
   });
 });
 

@@ -14,15 +14,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const PACKAGES = ['core', 'express', 'fastify', 'koa'] as const;
+const PACKAGES = ['core', 'express', 'fastify', 'koa', 'otel'] as const;
 
 const KEY_HELPERS = ['MemoryStore', 'RateLimitError', 'RedisStore', 'byApiKey', 'byIp', 'byUser', 'firstOf'];
 const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
   core: [
     ...KEY_HELPERS,
+    'BREAKER_CLOSE_CHANNEL',
+    'BREAKER_OPEN_CHANNEL',
     'COST_EXCEEDS_CAPACITY_TYPE',
+    'DECISION_CHANNEL',
+    'DENY_CACHE_HIT_CHANNEL',
     'PROBLEM_JSON',
     'QUOTA_EXCEEDED_TYPE',
+    'STORE_ERROR_CHANNEL',
     'StoreUnavailableError',
     'costExceedsCapacityProblem',
     'createHttpLimiter',
@@ -36,11 +41,13 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'problemDetails',
     'quotaExceededProblem',
     'stackHeaders',
+    'subscribeTollgate',
     'validateInheritedOptions',
   ].sort(),
   express: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   fastify: [...KEY_HELPERS, 'concurrencyLimit', 'tollgate'].sort(),
   koa: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
+  otel: ['METER_NAME', 'METRIC_NAMES', 'instrumentTollgate'],
 };
 
 let installDir: string;
@@ -55,9 +62,13 @@ async function tarballOf(name: string): Promise<string> {
 
 /** Finds the directory of a dependency as a package of the workspace resolves it. */
 function dependencyDir(fromPackage: string, dependency: string): string {
-  return dirname(
-    createRequire(join(root, fromPackage, 'package.json')).resolve(`${dependency}/package.json`),
-  );
+  const require = createRequire(join(root, fromPackage, 'package.json'));
+  try {
+    return dirname(require.resolve(`${dependency}/package.json`));
+  } catch {
+    // A package whose exports hide its package.json (@opentelemetry/api): its own node_modules entry.
+    return join(root, fromPackage, 'node_modules', dependency);
+  }
 }
 
 /** The package packed from a clean checkout: no `dist`, so only its `prepack` can put one in the tarball. */
@@ -84,8 +95,11 @@ beforeAll(async () => {
     ['test', 'fastify'],
     ['test', 'koa'],
     ['packages/fastify', 'fastify-plugin'],
+    ['packages/otel', '@opentelemetry/api'],
   ] as const) {
-    await symlink(dependencyDir(from, dependency), join(installDir, 'node_modules', dependency), 'dir');
+    const target = join(installDir, 'node_modules', dependency);
+    await mkdir(dirname(target), { recursive: true });
+    await symlink(dependencyDir(from, dependency), target, 'dir');
   }
 }, 120_000);
 
@@ -105,6 +119,8 @@ async function loadAll(format: 'cjs' | 'esm'): Promise<Record<string, string[]>>
     const { createLimiter } = ${load("'@tollgate/core'")};
     const limiter = createLimiter({ policies: { limit: 1, window: '1m' } });
     exported.decisions = [(await limiter.consume('a')).allowed, (await limiter.consume('a')).allowed];
+    // With no SDK, the metrics go to the API's no-op provider: instrumenting must still work.
+    (${load("'@tollgate/otel'")}).instrumentTollgate().stop();
     console.log(JSON.stringify(exported));
   `;
   const file = join(installDir, format === 'cjs' ? 'fixture.cjs' : 'fixture.mjs');

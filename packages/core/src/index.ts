@@ -8,6 +8,22 @@ export {
   type LeaseDecision,
 } from './concurrency-limiter.js';
 export type { Decision, DecisionReason, PolicyDecision } from './decision.js';
+export {
+  BREAKER_CLOSE_CHANNEL,
+  BREAKER_OPEN_CHANNEL,
+  type BreakerCloseEvent,
+  type BreakerOpenEvent,
+  DECISION_CHANNEL,
+  DENY_CACHE_HIT_CHANNEL,
+  type DecisionEvent,
+  type DecisionOutcome,
+  type DenyCacheHitEvent,
+  STORE_ERROR_CHANNEL,
+  type StoreErrorEvent,
+  subscribeTollgate,
+  type TollgateChannel,
+  type TollgateEvents,
+} from './diagnostics/channels.js';
 export { type Duration, type DurationUnit, parseDuration } from './duration.js';
 export type { AllowList } from './http/allow-list.js';
 export type { RateLimitCallback } from './http/callbacks.js';

@@ -4,6 +4,7 @@ import { DeadlineWatch } from './deadline-watch.js';
 import type { Decision } from './decision.js';
 import { decide } from './decision.js';
 import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
+import { LimiterEvents } from './diagnostics/publish.js';
 import { type Duration, parseDuration } from './duration.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
 import { type Policy, type ResolvedPolicy, resolvePolicies } from './policy.js';
@@ -57,6 +58,12 @@ export interface ConsumeOptions {
   cost?: number;
   /** This check's answer to a store failure, instead of the limiter's `onStoreError`. */
   onStoreError?: OnStoreError;
+  /**
+   * The caller lets the request go whatever the decision says (shadow mode). The check is decided and
+   * charged exactly as without it, and the decision is the same; only its event says so: a refusal is
+   * published on `tollgate:decision` as `'dry-run-limited'` instead of `'limited'`. Default: `false`.
+   */
+  dryRun?: boolean;
 }
 
 /** Options of a refund. */
@@ -132,44 +139,60 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // Stores that may hang and do not give up by themselves are given up on here.
   const watch = store.local === true || store.enforcesTimeout === true ? undefined : new DeadlineWatch();
   const smallestCapacity = Math.min(...policies.map((p) => p.capacity));
+  const events = new LimiterEvents(namespace);
 
   async function run(
     key: string,
     requestedCost: number | undefined,
     mode: BucketMode,
     fallback: OnStoreError,
+    dryRunOption?: boolean,
   ): Promise<Decision> {
     const cost = costOf(requestedCost);
+    const dryRun = dryRunOf(dryRunOption);
     const owner = bucketOwner(namespace, key);
-    const charges = mode === 'consume' || mode === 'peek';
-    if (denyCache !== undefined && charges) {
+    const isCheck = mode === 'consume' || mode === 'peek';
+    if (denyCache !== undefined && isCheck) {
       const cached = denyCache.check(owner, cost);
-      if (cached !== undefined) return cached;
+      if (cached !== undefined) {
+        if (mode === 'consume') answeredInProcess(owner, cached, dryRun);
+        return cached;
+      }
     }
     // A cost some bucket can never hold is only looked at: charging the others would break all-or-none.
     const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;
     const askedAtMs = denyCache?.now() ?? 0;
+    const startedMs = events.storeCallStarts();
+    let decision: Decision;
     try {
       const pending = store.update({ key: owner, policies, cost, mode: effectiveMode, timeoutMs });
       const result = await (watch === undefined || timeoutMs === undefined
         ? pending
         : watch.watch(pending, timeoutMs));
-      const decision = decide(policies, result, cost);
+      decision = decide(policies, result, cost);
       if (denyCache !== undefined) {
-        if (charges) denyCache.record(owner, result, decision, askedAtMs);
+        if (isCheck) denyCache.record(owner, result, decision, askedAtMs);
         else denyCache.forget(owner); // the levels moved outside a check: what was cached no longer holds
       }
-      return decision;
     } catch (error) {
-      if (isProgrammingError(error) || (await actionFor(fallback, error, key)) === 'throw') throw error;
-      return insurance.decide(owner, cost, mode);
+      if (isProgrammingError(error)) throw error;
+      events.storeFailed(owner, mode, error, startedMs);
+      if ((await actionFor(fallback, error, key)) === 'throw') throw error;
+      decision = await insurance.decide(owner, cost, mode);
     }
+    if (mode === 'consume') events.decided(owner, decision, dryRun, startedMs);
+    return decision;
+  }
+
+  function answeredInProcess(owner: string, decision: Decision, dryRun: boolean): void {
+    events.denyCacheHit(owner, decision);
+    events.decided(owner, decision, dryRun, Number.NaN);
   }
 
   return {
     policies,
     insurancePolicies: insurance.policies,
-    consume: (key, opts) => run(key, opts?.cost, 'consume', opts?.onStoreError ?? onStoreError),
+    consume: (key, opts) => run(key, opts?.cost, 'consume', opts?.onStoreError ?? onStoreError, opts?.dryRun),
     peek: (key, opts) => run(key, opts?.cost, 'peek', opts?.onStoreError ?? onStoreError),
     async refund(key, cost, refundOptions) {
       // A degraded decision was charged in this process only: giving it back to the store would hand
@@ -225,6 +248,11 @@ function denyCacheFor(
   const settings = denyCacheSettings(option ?? {}, 'denyCache');
   if (settings === false || store.local === true) return undefined;
   return new DenyCache(policies, settings.maxKeys, store.clock);
+}
+
+function dryRunOf(dryRun: boolean | undefined): boolean {
+  if (dryRun === undefined || typeof dryRun === 'boolean') return dryRun === true;
+  throw new TypeError(`dryRun must be true or false; got ${String(dryRun)}`);
 }
 
 function costOf(cost: number | undefined): number {

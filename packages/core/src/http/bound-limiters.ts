@@ -46,7 +46,7 @@ export function boundLimiters<Req>(
     // `limit: 0` has nothing to count: it refuses every request without asking the store. (Its window
     // and burst were checked when the options were.)
     const limiter = isZeroLimit(policies)
-      ? zeroLimiter(resolveZeroLimit(policies, ''), config.store.clock)
+      ? zeroLimiter(resolveZeroLimit(policies, ''), config.store.clock, config.name)
       : createLimiter({
           store: config.store,
           policies,

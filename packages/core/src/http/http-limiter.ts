@@ -3,12 +3,13 @@
  * from a limited request to its answer, and from an ended response to a refund. Adapters add only the
  * framework's reading and writing.
  */
+import { bucketOwner } from '../bucket-key.js';
 import type { Decision } from '../decision.js';
+import { LimiterEvents } from '../diagnostics/publish.js';
 import type { StoreErrorAction } from '../limiter.js';
 import { StoreUnavailableError } from '../store-error.js';
 import { compileAllowList } from './allow-list.js';
 import { boundLimiters } from './bound-limiters.js';
-import { notify } from './callbacks.js';
 import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
 import {
   type AdapterSettings,
@@ -18,9 +19,8 @@ import {
 } from './options.js';
 import type { NodeResponse, RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
 import { PROBLEM_JSON, problemDetails } from './problem.js';
-import { RateLimitError } from './rate-limit-error.js';
 import type { RequestAccess } from './request-keys.js';
-import { RequestRateLimit } from './request-rate-limit.js';
+import { responder, statusOf } from './respond.js';
 import { responseCounting } from './response-counting.js';
 import { SetupChecks } from './setup-checks.js';
 import { Warnings } from './warnings.js';
@@ -96,7 +96,8 @@ export function createHttpLimiter<Req, Res = unknown>(
   const limiters = boundLimiters(config, staticAnswer && ((error) => failed(error, staticAnswer)));
   const setup = new SetupChecks(access, warnings);
   const allowListed = compileAllowList(config.allowList as RateLimitOptions<Req>['allowList'], access);
-  const { onExceeding, onExceeded } = config;
+  const events = new LimiterEvents(config.name);
+  const respond = responder<Req>(config, warnings);
   const countByResponse = responseCounting<Req, Res>(
     {
       skipSuccessfulRequests: config.skipSuccessfulRequests,
@@ -134,32 +135,44 @@ export function createHttpLimiter<Req, Res = unknown>(
     return ip;
   }
 
+  /** A request not checked (`skip`, `allowList`). */
+  function skipped(): RateLimitOutcome {
+    events.undecided('skipped', true, false, undefined, undefined, Number.NaN);
+    return SKIPPED;
+  }
+
   return {
     name: config.name,
     requestPropertyName: config.requestPropertyName,
     countByResponse: countByResponse ?? COUNT_EVERY_RESPONSE,
 
     async check(request) {
-      if (config.skip && (await config.skip(request))) return SKIPPED;
+      if (config.skip && (await config.skip(request))) return skipped();
       setup.request(request);
       const identity = await keyOf(request);
-      if (allowListed !== undefined && (await allowListed(request, identity))) return SKIPPED;
+      if (allowListed !== undefined && (await allowListed(request, identity))) return skipped();
       // A static cost was checked at construction; a computed one is checked here, so a bad one is
       // reported as the app's bug rather than caught below as a store failure.
       const cost =
         typeof config.cost === 'function'
           ? checkedCost(await config.cost(request), settings.adapter)
           : config.cost;
+      const dryRun =
+        typeof config.dryRun === 'function'
+          ? checkedDryRun(await config.dryRun(request), settings.adapter)
+          : config.dryRun;
       const bound = await limiters.forRequest(request);
+      const startedMs = events.storeCallStarts();
       let decision: Decision;
       let chosen: StoreFailureAnswer | undefined;
       try {
         decision = await bound.limiter.consume(
           identity,
           answerOf === undefined
-            ? { cost }
+            ? { cost, dryRun }
             : {
                 cost,
+                dryRun,
                 onStoreError: async (error) => {
                   chosen = storeFailureAnswer(await answerOf(error, request), settings.adapter);
                   return failed(error, chosen);
@@ -170,21 +183,12 @@ export function createHttpLimiter<Req, Res = unknown>(
         // The store failed and the answer is to pass or to fail; anything else is the app's error.
         const answer = chosen ?? staticAnswer;
         if (answer !== 'allow' && answer !== 'deny') throw error;
-        return answer === 'allow' ? SKIPPED : { kind: 'error', headers: {}, error };
+        const owner = events.decisionsObserved ? bucketOwner(config.name, identity) : undefined;
+        events.undecided('degraded', answer === 'allow', dryRun, cost, owner, startedMs);
+        // A dry run never fails a request, not even for its store.
+        return answer === 'allow' || dryRun ? SKIPPED : { kind: 'error', headers: {}, error };
       }
-      const info = new RequestRateLimit(config.name, decision, identity, bound.limiter);
-      const headers = (decision.degraded ? bound.writeDegradedHeaders : bound.writeHeaders)(decision);
-      const profile = config.headers;
-      if (decision.allowed) {
-        if (onExceeding) notify(onExceeding, 'onExceeding', request, info, warnings);
-        return { kind: 'allowed', headers, profile, info };
-      }
-      if (onExceeded) notify(onExceeded, 'onExceeded', request, info, warnings);
-      if (config.throwOnLimit) {
-        const error = new RateLimitError(headers, info, statusOf(decision, config.statusCode));
-        return { kind: 'error', headers, profile, error, info };
-      }
-      return { kind: 'limited', headers, profile, info };
+      return respond(request, decision, identity, bound, dryRun);
     },
 
     async rejection(request, info) {
@@ -205,17 +209,17 @@ export function createHttpLimiter<Req, Res = unknown>(
   };
 }
 
-/** The status of a refusal: 403 when no wait will do, else the limiter's `statusCode`. */
-function statusOf(decision: Decision, statusCode: number): number {
-  return decision.reason === 'cost-exceeds-capacity' ? 403 : statusCode;
-}
-
 /** What the app's `onStoreError` function answered, checked. */
 function storeFailureAnswer(answer: unknown, adapter: string): StoreFailureAnswer {
   if (answer === 'insurance' || answer === 'allow' || answer === 'deny') return answer;
   throw new TypeError(
     `${adapter}: the onStoreError function must return 'insurance', 'allow' or 'deny'; got ${String(answer)}`,
   );
+}
+
+function checkedDryRun(dryRun: unknown, adapter: string): boolean {
+  if (typeof dryRun === 'boolean') return dryRun;
+  throw new TypeError(`${adapter}: the dryRun function must return true or false; got ${String(dryRun)}`);
 }
 
 function checkedCost(cost: unknown, adapter: string): number {

@@ -298,6 +298,23 @@ export const OPTION_TABLE = {
     type: '`boolean`',
     ...flag(false),
   },
+  dryRun: {
+    doc: 'shadow mode: decide and charge as usual, but let every request go on; would-be refusals are counted as `dry-run-limited`; see [Dry run](#dry-run)',
+    type: '`boolean` or `({req}) => boolean | Promise<boolean>`',
+    default: '`false`',
+    check(value, { what }): PerRequest<unknown, boolean> {
+      if (value === undefined) return false;
+      if (typeof value === 'boolean' || typeof value === 'function') {
+        return value as PerRequest<unknown, boolean>;
+      }
+      throw new TypeError(`${what} must be true, false or a function of the request`);
+    },
+  },
+  dryRunHeaders: {
+    doc: 'in dry run, send the rate-limit headers as enforcing would (never `Retry-After`)',
+    type: '`boolean`',
+    ...flag(false),
+  },
   onExceeding: {
     doc: 'called for each request let through, with the request and [`info`](#the-429-answer); not awaited, and if it throws that is logged',
     type: '`({req}, info) => unknown`',

@@ -152,6 +152,19 @@ export interface RateLimitOptions<Req, Res = unknown> {
   throwOnLimit?: boolean;
   /** The adapter's own 429 handler; its type is the framework's (see each adapter). Not with `throwOnLimit`. */
   handler?: unknown;
+  /**
+   * Shadow mode, for rolling a limiter out: every request is decided and charged exactly as when
+   * enforcing, but goes on even when it would be refused (nor does a store failure fail it). Would-be
+   * refusals are published as `'dry-run-limited'` on the `tollgate:decision` channel, passed to
+   * `onExceeded`, and logged as `TOLLGATE_DRY_RUN_LIMITED` (at most one line per 10 s). `true`, or a
+   * function of the request (sync or async). Default: `false`.
+   */
+  dryRun?: PerRequest<Req, boolean>;
+  /**
+   * In dry run, send the rate-limit headers as enforcing would (never `Retry-After`: the request is not
+   * refused). Default: `false` (a dry run is invisible to clients).
+   */
+  dryRunHeaders?: boolean;
   /** Called for each request the limiter lets through (not awaited; if it throws, that is logged). */
   onExceeding?: RateLimitCallback<Req>;
   /** Called for each request the limiter refuses (not awaited; if it throws, that is logged). */

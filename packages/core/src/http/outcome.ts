@@ -14,6 +14,11 @@ export interface RateLimitInfo {
   readonly decision: Decision;
   /** The identity the request was charged to, as the key function gave it: `'ip:203.0.113.7'`, `'user:42'`. */
   readonly key: string;
+  /**
+   * `true` when the limiter checked the request in dry run: it goes on whatever `decision.allowed` says
+   * (`false` there means it would have been refused).
+   */
+  readonly dryRun: boolean;
   /** Tokens per window of the deciding policy. */
   readonly limit: number;
   /** Whole tokens left in the deciding policy's bucket. */
@@ -41,7 +46,8 @@ export interface RateLimitRejection {
 /**
  * The outcome of a check:
  * - `skipped`: not limited (by `skip`, `allowList`, or a failed store with `onStoreError: 'allow'`); send no headers.
- * - `allowed`: go on, after setting `headers`.
+ * - `allowed`: go on, after setting `headers` (in dry run also when the decision refused it:
+ *   `info.decision.allowed` is then `false`).
  * - `limited`: set `headers` (they include `Retry-After` when a wait will do) and answer (the user's
  *   handler, else `rejection`): 429, or 403 when the cost exceeds a capacity.
  * - `error`: set `headers` and hand `error` to the framework's error handling: a `RateLimitError` when

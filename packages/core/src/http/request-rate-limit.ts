@@ -17,6 +17,7 @@ export class RequestRateLimit implements RateLimitInfo {
   readonly limiter: string;
   readonly decision: Decision;
   readonly key: string;
+  readonly dryRun: boolean;
   /** The core limiter that decided, for `resetKey` and refunds. */
   readonly #decidedBy: Limiter;
 
@@ -29,10 +30,11 @@ export class RequestRateLimit implements RateLimitInfo {
     };
   }
 
-  constructor(limiterName: string, decision: Decision, key: string, decidedBy: Limiter) {
+  constructor(limiterName: string, decision: Decision, key: string, decidedBy: Limiter, dryRun: boolean) {
     this.limiter = limiterName;
     this.decision = decision;
     this.key = key;
+    this.dryRun = dryRun;
     this.#decidedBy = decidedBy;
   }
 

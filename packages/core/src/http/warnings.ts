@@ -36,6 +36,8 @@ export const WARNING_CODES = [
   'TOLLGATE_UNGROUPED_IPV6_KEY',
   /** A limiter was created while a request was being handled: one per request limits nothing. */
   'TOLLGATE_CREATED_IN_HANDLER',
+  /** A limiter in dry run would have refused requests, and let them through. */
+  'TOLLGATE_DRY_RUN_LIMITED',
 ] as const;
 
 /** The code of one of Tollgate's warnings: one of {@link WARNING_CODES}. */
@@ -55,6 +57,9 @@ const REPEATED_FAILURE_INTERVAL_MS = 10_000;
 
 /** Codes logged each time they happen, throttled: failures, not setups. */
 type FailureCode = 'TOLLGATE_STORE_ERROR' | 'TOLLGATE_REFUND_FAILED' | 'TOLLGATE_CALLBACK_FAILED';
+
+/** Codes logged as they happen, throttled: failures, and what a dry run would have refused. */
+type ThrottledCode = FailureCode | 'TOLLGATE_DRY_RUN_LIMITED';
 
 /**
  * Warnings reported once per process rather than once per limiter, by code and subject: when limiters
@@ -80,7 +85,7 @@ export class Warnings {
   readonly #logger: Logger;
   readonly #switches: WarningSwitches;
   readonly #reported = new Set<WarningCode>();
-  readonly #throttles = new Map<FailureCode, Throttle>();
+  readonly #throttles = new Map<ThrottledCode, Throttle>();
 
   constructor(logger: Logger, switches: WarningSwitches) {
     this.#logger = logger;
@@ -88,7 +93,7 @@ export class Warnings {
   }
 
   /** Logs `message` under `code` the first time only. */
-  once(code: Exclude<WarningCode, FailureCode>, message: string): void {
+  once(code: Exclude<WarningCode, ThrottledCode>, message: string): void {
     if (this.#reported.has(code) || !this.#enabled(code)) return;
     this.#reported.add(code);
     this.#logger.warn(`[${code}] ${message}`);
@@ -98,7 +103,7 @@ export class Warnings {
    * Logs `message` under `code` the first time in this process for `subject` (such as a limiter's
    * options), whichever limiter reports it.
    */
-  oncePerProcess(code: Exclude<WarningCode, FailureCode>, subject: string, message: string): void {
+  oncePerProcess(code: Exclude<WarningCode, ThrottledCode>, subject: string, message: string): void {
     const reported = `${code} ${subject}`;
     if (reportedInProcess.has(reported) || !this.#enabled(code)) return;
     reportedInProcess.add(reported);
@@ -106,12 +111,17 @@ export class Warnings {
   }
 
   /** Whether `code` would still be logged by {@link once}: checks that find nothing more to say can stop. */
-  due(code: Exclude<WarningCode, FailureCode>): boolean {
+  due(code: Exclude<WarningCode, ThrottledCode>): boolean {
     return !this.#reported.has(code) && this.#enabled(code);
   }
 
   /** Logs a failure with `logger.error`, at most once per interval per code, counting the ones held back. */
   failure(code: FailureCode, message: string): void {
+    this.throttled(code, 'error', message);
+  }
+
+  /** Logs `message` under `code` at `level`, at most once per interval per code, counting the ones held back. */
+  throttled(code: ThrottledCode, level: keyof Logger, message: string): void {
     if (!this.#enabled(code)) return;
     const nowMs = Date.now();
     const throttle = this.#throttles.get(code) ?? { lastMs: Number.NEGATIVE_INFINITY, suppressed: 0 };
@@ -123,7 +133,7 @@ export class Warnings {
     const suppressed = throttle.suppressed ? ` (${throttle.suppressed} more since the last report)` : '';
     throttle.lastMs = nowMs;
     throttle.suppressed = 0;
-    this.#logger.error(`[${code}] ${message}${suppressed}`);
+    this.#logger[level](`[${code}] ${message}${suppressed}`);
   }
 
   /** Logs `message` under `code` each time: for events that are rare by nature, such as incidents. */

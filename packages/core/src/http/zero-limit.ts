@@ -2,9 +2,11 @@
  * `limit: 0`: a limiter that refuses every request by itself. There is nothing to count, so it never asks
  * the store, and the token-bucket maths (which divides by the limit) never sees a zero.
  */
+import { bucketOwner } from '../bucket-key.js';
 import type { Decision, PolicyDecision } from '../decision.js';
+import { LimiterEvents } from '../diagnostics/publish.js';
 import { type Duration, formatDuration, parseDuration } from '../duration.js';
-import type { Limiter } from '../limiter.js';
+import type { ConsumeOptions, Limiter } from '../limiter.js';
 import type { Policy, ResolvedPolicy } from '../policy.js';
 import { describeValue } from '../value-checks.js';
 
@@ -61,13 +63,18 @@ export function resolveZeroLimit(policy: Policy, prefix: string): ResolvedPolicy
  * A {@link Limiter} for `limit: 0`: every `consume` and `peek` is `'limited'`, with `retryAfterMs`
  * `undefined` since no wait will do, so the 429 carries no `Retry-After`. Not `'cost-exceeds-capacity'`:
  * that is the request asking too much, this is the limiter refusing everyone, whatever the cost.
- * `refund`, `reward` and `reset` have nothing to do; `penalty` changes nothing either.
+ * `refund`, `reward` and `reset` have nothing to do; `penalty` changes nothing either. Its `consume`
+ * decisions are published as a store's are, under `name`, with no store latency.
  *
  * @example
- * const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '1m' }, ''), store.clock);
+ * const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '1m' }, ''), store.clock, 'closed');
  * (await limiter.consume('anyone')).allowed; // false
  */
-export function zeroLimiter(policy: ResolvedPolicy, clock: (() => number) | undefined): Limiter {
+export function zeroLimiter(
+  policy: ResolvedPolicy,
+  clock: (() => number) | undefined,
+  name: string,
+): Limiter {
   const now = clock ?? Date.now;
   // A bucket of capacity 0 is always full: nothing left, nothing to wait for.
   const state: PolicyDecision = Object.freeze({
@@ -83,7 +90,8 @@ export function zeroLimiter(policy: ResolvedPolicy, clock: (() => number) | unde
     retryAfterMs: undefined,
   });
   const policies = Object.freeze([state]);
-  const refuse = async (_key: string, options?: { cost?: number }): Promise<Decision> => ({
+  const events = new LimiterEvents(name);
+  const refuse = async (_key: string, options?: ConsumeOptions): Promise<Decision> => ({
     allowed: false,
     reason: 'limited',
     cost: options?.cost ?? 1,
@@ -96,7 +104,13 @@ export function zeroLimiter(policy: ResolvedPolicy, clock: (() => number) | unde
   return {
     policies: Object.freeze([policy]),
     insurancePolicies: Object.freeze([policy]), // it never asks the store, so it never needs insurance
-    consume: refuse,
+    async consume(key, options) {
+      const decision = await refuse(key, options);
+      if (events.decisionsObserved) {
+        events.decided(bucketOwner(name, key), decision, options?.dryRun === true, Number.NaN);
+      }
+      return decision;
+    },
     peek: refuse,
     penalty: (_key, cost) => refuse(_key, { cost: cost ?? 1 }),
     refund: async () => {},

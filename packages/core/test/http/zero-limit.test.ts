@@ -95,7 +95,7 @@ describe('limit: 0', () => {
 describe('zeroLimiter', () => {
   it('decides by the store clock it is given, and has nothing to refund or reset', async () => {
     const clock = clockAt(1_700_000_000_000);
-    const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '15s' }, ''), clock.now);
+    const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '15s' }, ''), clock.now, 'closed');
     expect(limiter.policies).toEqual([
       {
         name: '0-per-15s',

@@ -1,6 +1,8 @@
 /** The options of `RedisStore`, checked once, and the inputs it checks on every call. */
+import { publishBreakerClose, publishBreakerOpen } from '../../diagnostics/publish.js';
 import { type Duration, parseDuration } from '../../duration.js';
 import type { Logger, WarningSwitches, Warnings } from '../../http/warnings.js';
+import type { Store } from '../../store.js';
 import { adaptRedisClient } from './adapt-client.js';
 import { type BreakerSettings, CircuitBreaker } from './breaker.js';
 import type { RedisClientAdapter, RedisClientLike } from './redis-client.js';
@@ -71,21 +73,33 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions): ResolvedRe
   return { adapter, prefix, clock, logger, warnings, breaker: breakerSettings(breaker) };
 }
 
-/** The store's circuit breaker, which reports each incident once when it starts and once when it ends. */
-export function incidentBreaker(settings: BreakerSettings, warnings: Warnings): CircuitBreaker {
+/**
+ * The store's circuit breaker, which reports each incident once when it starts and once when it ends,
+ * in the log and on the `tollgate:breaker-*` diagnostics channels.
+ */
+export function incidentBreaker(
+  settings: BreakerSettings,
+  warnings: Warnings,
+  store: Store,
+  prefix: string,
+): CircuitBreaker {
   return new CircuitBreaker(settings, {
-    opened: (reason) =>
+    opened: (reason) => {
       warnings.event(
         'TOLLGATE_STORE_UNAVAILABLE',
         'error',
         `Redis is unavailable (${reason}): checks take the limiters' fallback until it answers again`,
-      ),
-    recovered: (downForMs, fallbacks) =>
+      );
+      publishBreakerOpen(store, prefix, reason);
+    },
+    recovered: (downForMs, fallbacks) => {
       warnings.event(
         'TOLLGATE_STORE_RECOVERED',
         'warn',
         `Redis answers again after ${(downForMs / 1000).toFixed(1)} s; ${fallbacks} checks took the fallback meanwhile`,
-      ),
+      );
+      publishBreakerClose(store, prefix, downForMs, fallbacks);
+    },
   });
 }
 

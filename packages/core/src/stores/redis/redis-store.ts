@@ -74,7 +74,7 @@ export class RedisStore implements Store {
     this.#prefix = prefix;
     this.clock = clock;
     this.#warnings = new Warnings(logger, warnings);
-    this.#breaker = incidentBreaker(breaker, this.#warnings);
+    this.#breaker = incidentBreaker(breaker, this.#warnings, this, prefix);
     this.#queueingChecked = checkQueueing(adapter, this.#warnings);
   }
 

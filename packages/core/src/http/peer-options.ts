@@ -16,7 +16,14 @@ const ALLOW = 'allowList (client IPs and identities, or a function)';
 const ON_EXCEEDED = 'onExceeded (told of each refused request), or handler (answers it)';
 const FAIL_OPEN =
   "onStoreError: 'allow' (the default, 'insurance', limits per process while the store fails)";
-const NO_BLOCKING = 'Tollgate does not ban or block clients: a bucket refills steadily';
+const INSURANCE =
+  "onStoreError: 'insurance' (the default: the same policies in this process's memory while the store fails; insurance: { instances } divides them among servers)";
+const DENY_CACHE =
+  'denyCache (on by default in front of a RedisStore: a client the store told to wait is answered in process until the wait is over)';
+const NO_BLOCKING =
+  "no ban or block yet; a second, longer policy holds back a client that keeps trying (policies: [{ limit: 5, window: '1m' }, { limit: 20, window: '1h' }])";
+const NO_DELAY =
+  'Tollgate never delays a request, it answers at once; burst: 1 spaces requests evenly by refusing early ones';
 
 const notSupported = (from: string, unsupported: string): NameHint => ({ from, unsupported });
 
@@ -28,7 +35,12 @@ const notSupported = (from: string, unsupported: string): NameHint => ({ from, u
 export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameHint>([
   ['windowMs', { use: "window (ms or '15m')" }],
   ['timeWindow', { use: "window (ms or '1m')" }],
-  ['duration', { use: "window, in ms or as '1m' (rate-limiter-flexible's duration was in seconds)" }],
+  [
+    'duration',
+    {
+      use: "window, in ms or as '1m' (koa-ratelimit's duration is in ms, rate-limiter-flexible's in seconds)",
+    },
+  ],
   ['max', { use: 'limit' }],
   ['points', { use: 'limit' }],
   ['keyGenerator', { use: KEY }],
@@ -37,8 +49,9 @@ export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameH
   ['standardHeaders', { use: HEADERS }],
   ['enableDraftSpec', { use: HEADERS }],
   ['draft_polli_ratelimit_headers', { use: HEADERS }],
-  ['disableHeader', { use: 'headers: false' }],
+  ['disableHeader', { use: 'headers: false (X-RateLimit-* are sent only with legacyHeaders: true)' }],
   ['errorMessage', { use: 'message' }],
+  ['status', { use: 'statusCode' }],
   ['errorResponseBuilder', { use: 'message: (request, info) => body, or handler' }],
   ['onLimitReached', { use: ON_EXCEEDED }],
   ['onLimited', { use: ON_EXCEEDED }],
@@ -50,10 +63,21 @@ export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameH
   ['redis', { use: REDIS_STORE }],
   ['db', { use: `${REDIS_STORE}, or a MemoryStore` }],
   ['storeClient', { use: REDIS_STORE }],
+  ['useRedisPackage', { use: `${REDIS_STORE} (node-redis clients are recognised)` }],
+  [
+    'rejectIfRedisNotReady',
+    {
+      use: 'onStoreError (RedisStore sends no check while its client is not ready: the check takes onStoreError at once)',
+    },
+  ],
+  ['insuranceLimiter', { use: INSURANCE }],
+  ['inMemoryBlockOnConsumed', { use: DENY_CACHE }],
+  ['timeoutMs', { use: "timeout (ms or '1s')" }],
   ['driver', { use: 'store: a MemoryStore (the default) or a RedisStore' }],
   ['storeType', { use: 'store: a MemoryStore (the default) or a RedisStore' }],
   ['cache', { use: 'store: new MemoryStore({ maxKeys })' }],
   ['nameSpace', { use: `${NAMESPACE}, or RedisStore's prefix` }],
+  ['namespace', { use: `${NAMESPACE}, or RedisStore's prefix` }],
   ['keyPrefix', { use: `${NAMESPACE}, or RedisStore's prefix` }],
   ['groupId', { use: `${NAMESPACE}: limiters with one name and store share buckets` }],
   ['identifier', { use: 'policies: [{ limit, window, name }] (a policy name names it in headers)' }],
@@ -65,12 +89,20 @@ export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameH
     'continueExceeding',
     notSupported(FASTIFY, 'a denied request is not charged, so it never extends the wait'),
   ],
-  ['exponentialBackoff', notSupported(FASTIFY, 'waits do not grow; Retry-After says when a token is back')],
+  [
+    'exponentialBackoff',
+    notSupported(FASTIFY, 'no backoff yet: waits do not grow; Retry-After says when a request fits again'),
+  ],
   ['blacklist', notSupported(KOA, 'refuse such requests in a middleware before the limiter')],
   ['blockDuration', notSupported(FLEXIBLE, NO_BLOCKING)],
-  ['inMemoryBlockOnConsumed', notSupported(FLEXIBLE, NO_BLOCKING)],
-  ['inMemoryBlockDuration', notSupported(FLEXIBLE, NO_BLOCKING)],
-  ['execEvenly', notSupported(FLEXIBLE, 'Tollgate never delays a request: it answers at once')],
-  ['execEvenlyMinDelayMs', notSupported(FLEXIBLE, 'Tollgate never delays a request: it answers at once')],
-  ['insuranceLimiter', notSupported(FLEXIBLE, 'there is no fallback limiter; failOpen says what happens')],
+  ['blockOnConsumed', notSupported(FLEXIBLE, NO_BLOCKING)],
+  [
+    'inMemoryBlockDuration',
+    notSupported(
+      FLEXIBLE,
+      'the deny cache (denyCache) answers in process exactly as long as the wait, never longer',
+    ),
+  ],
+  ['execEvenly', notSupported(FLEXIBLE, NO_DELAY)],
+  ['execEvenlyMinDelayMs', notSupported(FLEXIBLE, NO_DELAY)],
 ]);

@@ -37,15 +37,32 @@ describe('unknown options', () => {
     ['db', 'use store: new RedisStore({ client })'],
     ['throw', 'use throwOnLimit'],
     ['errorMessage', 'use message'],
+    ['status', 'use statusCode'],
+    ['namespace', 'use name'],
+    ['timeoutMs', 'use timeout'],
+    ['useRedisPackage', 'use store: new RedisStore({ client })'],
   ])("rejects the peers' %s with what to write instead", (option, hint) => {
+    expect(() => build({ ...BASE, [option]: 1 } as Options)).toThrow(`unknown option '${option}'; ${hint}`);
+  });
+
+  // rate-limiter-flexible's fallback limiter and its in-memory block have equivalents here (the insurance
+  // limiter and the deny cache): their hints used to say that Tollgate had none.
+  it.each([
+    ['insuranceLimiter', "use onStoreError: 'insurance' (the default"],
+    ['inMemoryBlockOnConsumed', 'use denyCache (on by default'],
+    ['rejectIfRedisNotReady', 'use onStoreError (RedisStore sends no check while its client is not ready'],
+  ])("points the peers' %s at what Tollgate does instead", (option, hint) => {
     expect(() => build({ ...BASE, [option]: 1 } as Options)).toThrow(`unknown option '${option}'; ${hint}`);
   });
 
   it.each([
     ['ban', '@fastify/rate-limit'],
     ['continueExceeding', '@fastify/rate-limit'],
+    ['exponentialBackoff', '@fastify/rate-limit'],
     ['blacklist', 'koa-ratelimit'],
     ['blockDuration', 'rate-limiter-flexible'],
+    ['blockOnConsumed', 'rate-limiter-flexible'],
+    ['inMemoryBlockDuration', 'rate-limiter-flexible'],
     ['execEvenly', 'rate-limiter-flexible'],
   ])("says plainly that the peers' %s is not supported", (option, peer) => {
     const attempt = () => build({ ...BASE, [option]: 1 } as Options);

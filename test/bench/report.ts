@@ -1,5 +1,5 @@
 /** Prints the bench's results as Markdown tables (so a run can be pasted into the README as it is). */
-import { availableParallelism } from 'node:os';
+import { cpus } from 'node:os';
 import { FRAMEWORKS, SCENARIOS, VARIANT_LABELS } from './apps/scenarios.js';
 import type { CoreResults, RedisCoreRow } from './core/core-results.js';
 import type { CellSummary, GoalCheck } from './http-summary.js';
@@ -26,7 +26,7 @@ export function contextLines(c: RunContext): string {
     : 'no pinning (taskset missing or a single core): figures are less comparable';
   return [
     `${c.date}, Node ${c.node}, Redis ${c.redis}, ${c.load}, ${placement}.`,
-    `Load average (1 min) ${c.loadAverages[0].toFixed(1)} at the start, ${c.loadAverages[1].toFixed(1)} at the end, on ${availableParallelism()} cores.`,
+    `Load average (1 min) ${c.loadAverages[0].toFixed(1)} at the start, ${c.loadAverages[1].toFixed(1)} at the end, on ${cpus().length} cores.`,
     `${c.quick ? '--quick: ' : ''}${c.rounds} rounds × ${c.roundSec} s per variant, ${c.connections} connections, ` +
       `variants interleaved in a shuffled order (seed ${c.seed}); medians over rounds.`,
   ].join('\n');

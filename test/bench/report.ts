@@ -116,7 +116,7 @@ export function coreTables(core: CoreResults): string {
   const { flood } = memory;
   const perSec = (n: number) => `${Math.round(n).toLocaleString('en-US')} checks/s`;
   const memoryTable = markdownTable(
-    ['MemoryStore (no HTTP)', 'measured', 'issue 9 target'],
+    ['MemoryStore (no HTTP)', 'measured', 'target'],
     [
       ['one hot key', perSec(memory.hotKeyChecksPerSec), '2,000,000 checks/s'],
       [

@@ -1,101 +1,97 @@
 /**
- * `pnpm bench`: throughput of checks, measured side by side in one run and printed as ratios to the first
- * row. Numbers vary by machine; the ratios are what to compare. Uses REDIS_URL, else starts its own Redis.
+ * `pnpm bench [--quick]`: Tollgate beside its peers on Express, Fastify and Koa, on the same machine and
+ * the same Redis, each framework also without a limiter as its baseline; then core-only rows without HTTP.
+ * Prints Markdown tables of ratios and per-request costs. Starts its own redis-server (it reads that
+ * server's CPU and command counters, so it must be the bench's alone). Options: see `options.ts`.
  */
-import { createLimiter, type Limiter, MemoryStore, type Policy, RedisStore } from '@tollgate/core';
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { startRedisServer } from '../harness/redis-server.js';
+import { CORE_RESULT_PREFIX, type CoreResults } from './core/core-results.js';
+import { CAN_PIN, LOAD_CORE, pinnedCommand, pinProcess, SERVER_CORE } from './cpu.js';
+import { type CellResult, runHttpBench, WrongAnswerError } from './http-bench.js';
+import { checkGoals, summarize } from './http-summary.js';
+import { chooseLoadGenerator } from './load/load-generator.js';
+import { type BenchConfig, parseConfig } from './options.js';
+import { contextLines, coreTables, goalTable, httpTables } from './report.js';
 
-const CHECKS = 20_000;
-const ONE_POLICY: Policy = { limit: 1_000_000_000, window: '1h' };
-const TWO_POLICIES: Policy[] = [
-  { limit: 1_000_000, window: '1s', name: 'burst' },
-  { limit: 1_000_000_000, window: '1h', name: 'hourly' },
-];
-
-interface Row {
-  readonly name: string;
-  run(): Promise<number>; // checks per second
-}
-
-/** Runs `check` CHECKS times with `concurrency` in flight; returns checks per second. */
-async function throughput(concurrency: number, check: (i: number) => Promise<unknown>): Promise<number> {
-  let next = 0;
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < CHECKS) await check(next++ % 1000);
-    }),
-  );
-  return CHECKS / (Number(process.hrtime.bigint() - started) / 1e9);
-}
-
-const byKey = (limiter: Limiter) => (i: number) => limiter.consume(`client-${i}`);
+const CORE_ENTRY = fileURLToPath(new URL('./core/core-bench.ts', import.meta.url));
+const TEST_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 async function main(): Promise<void> {
-  const ownRedis = process.env.REDIS_URL ? undefined : await startRedisServer();
-  const url = process.env.REDIS_URL ?? (ownRedis?.url as string);
-  const pipelined = new Redis(url, { enableAutoPipelining: true });
-  const plain = new Redis(url);
-  const prefix = `bench:${Date.now()}:`;
-  const redisLimiter = (client: Redis, policies: Policy | Policy[]) =>
-    createLimiter({ store: new RedisStore({ client, prefix }), policies });
-  const flexible = (client: Redis) =>
-    new RateLimiterRedis({
-      storeClient: client,
-      points: 1_000_000_000,
-      duration: 3600,
-      keyPrefix: `${prefix}rlf`,
-    });
-  const byFlexible = (client: Redis) => {
-    const limiter = flexible(client);
-    return (i: number) => limiter.consume(`client-${i}`);
-  };
-
-  const rows: Row[] = [
-    {
-      name: 'Tollgate RedisStore, 100 in flight, auto-pipelining',
-      run: () => throughput(100, byKey(redisLimiter(pipelined, ONE_POLICY))),
-    },
-    {
-      name: 'Tollgate RedisStore, 100 in flight, no pipelining',
-      run: () => throughput(100, byKey(redisLimiter(plain, ONE_POLICY))),
-    },
-    {
-      name: 'Tollgate RedisStore, 1 in flight',
-      run: () => throughput(1, byKey(redisLimiter(pipelined, ONE_POLICY))),
-    },
-    {
-      name: 'Tollgate RedisStore, 2 policies, 100 in flight',
-      run: () => throughput(100, byKey(redisLimiter(pipelined, TWO_POLICIES))),
-    },
-    {
-      name: 'rate-limiter-flexible (fixed window), 100 in flight, auto-pipelining',
-      run: () => throughput(100, byFlexible(pipelined)),
-    },
-    {
-      name: 'rate-limiter-flexible (fixed window), 100 in flight, no pipelining',
-      run: () => throughput(100, byFlexible(plain)),
-    },
-    {
-      name: 'Tollgate MemoryStore, 100 in flight',
-      run: () => throughput(100, byKey(createLimiter({ store: new MemoryStore(), policies: ONE_POLICY }))),
-    },
-  ];
+  const config = parseConfig(process.argv.slice(2));
+  pinProcess(process.pid, LOAD_CORE);
+  const redisServer = await startRedisServer();
+  const stats = new Redis(redisServer.url);
   try {
-    for (const row of rows) await row.run(); // warm-up: scripts loaded, JIT settled
-    const results = [];
-    for (const row of rows) results.push({ name: row.name, perSecond: await row.run() });
-    const reference = results[0]?.perSecond ?? 1;
-    console.log(`${CHECKS} checks per row; ratio to the first row (higher is faster)\n`);
-    for (const { name, perSecond } of results)
-      console.log(`${(perSecond / reference).toFixed(2).padStart(7)}×  ${name}`);
+    const info = String(await stats.call('INFO', 'server'));
+    pinProcess(Number(/^process_id:(\d+)/m.exec(info)?.[1]), LOAD_CORE);
+    const load = chooseLoadGenerator(config.load);
+    const loadAtStart = loadavg()[0] as number;
+    const raw: { config: BenchConfig; http?: CellResult[]; core?: CoreResults } = { config };
+    const sections: string[] = [];
+    if (config.http) {
+      raw.http = await runHttpBench(config, redisServer.url, stats, load);
+      const rows = summarize(raw.http);
+      sections.push(
+        `### HTTP\n\n${httpTables(rows)}`,
+        `### Issue 9's goals\n\n${goalTable(checkGoals(rows))}`,
+      );
+    }
+    if (config.core) {
+      raw.core = await runCoreBench(config, redisServer.url);
+      sections.push(`### Core, without HTTP\n\n${coreTables(raw.core)}`);
+    }
+    const context = contextLines({
+      date: new Date().toISOString().slice(0, 10),
+      node: process.versions.node,
+      redis: /^redis_version:(\S+)/m.exec(info)?.[1] ?? '?',
+      load: load.name,
+      pinned: CAN_PIN,
+      quick: config.quick,
+      rounds: config.rounds,
+      roundSec: config.roundSec,
+      connections: config.connections,
+      seed: config.seed,
+      loadAverages: [loadAtStart, loadavg()[0] as number],
+    });
+    // Printed at the end, all at once: the progress lines on stderr do not break up the tables.
+    console.log(['## Tollgate bench', context, ...sections].join('\n\n'));
+    if (config.json) await writeFile(config.json, JSON.stringify(raw, null, 1));
   } finally {
-    pipelined.disconnect();
-    plain.disconnect();
-    await ownRedis?.stop();
+    stats.disconnect();
+    await redisServer.stop();
   }
 }
 
-await main();
+/** Runs the core-only rows in a child pinned to the server core, with --expose-gc for the heap row. */
+async function runCoreBench(config: BenchConfig, redisUrl: string): Promise<CoreResults> {
+  process.stderr.write('[bench] core rows (no HTTP)\n');
+  const nodeArgs = ['--expose-gc', '--import', 'tsx', CORE_ENTRY, redisUrl, JSON.stringify(config)];
+  const [command, args] = pinnedCommand(SERVER_CORE, process.execPath, nodeArgs);
+  const child = spawn(command, args, { cwd: TEST_DIR, stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  const line = stdout.split('\n').find((l) => l.startsWith(CORE_RESULT_PREFIX));
+  if (code !== 0 || line === undefined) throw new Error(`the core bench failed (exit ${code}):\n${stdout}`);
+  return JSON.parse(line.slice(CORE_RESULT_PREFIX.length)) as CoreResults;
+}
+
+try {
+  await main();
+} catch (error) {
+  if (error instanceof WrongAnswerError) {
+    console.error(
+      `\nBENCH FAILED: a variant answered wrongly, so no figure of this run is valid.\n${error.message}`,
+    );
+  } else {
+    console.error(error);
+  }
+  process.exitCode = 1;
+}

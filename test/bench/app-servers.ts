@@ -1,0 +1,100 @@
+/** Starts and stops the bench's app server processes: one per framework × variant, each on the server core. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Framework, ScenarioName, Variant } from './apps/scenarios.js';
+import { pinProcess, SERVER_CORE } from './cpu.js';
+
+const SERVER_ENTRY = fileURLToPath(new URL('./apps/server.ts', import.meta.url));
+const TEST_DIR = fileURLToPath(new URL('..', import.meta.url));
+
+/** A running app server process, with one app per scenario. */
+export interface AppServer {
+  readonly framework: Framework;
+  readonly variant: Variant;
+  readonly pid: number;
+  readonly urls: Readonly<Record<ScenarioName, string>>;
+  /** What the process printed on stderr so far (warnings, Redis errors). */
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the servers all at once, on any core (starting is not measured, and tsx's compiling is the
+ * slow part), then pins each to the server core once it listens.
+ */
+export async function startAppServers(
+  specs: readonly { framework: Framework; variant: Variant }[],
+  redisUrl: string,
+  keyPrefix: string,
+): Promise<AppServer[]> {
+  const started = await Promise.allSettled(
+    specs.map(({ framework, variant }) => startAppServer(framework, variant, redisUrl, keyPrefix)),
+  );
+  const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    await Promise.all(servers.map((server) => server.stop()));
+    throw failed.reason;
+  }
+  for (const server of servers) pinProcess(server.pid, SERVER_CORE);
+  return servers;
+}
+
+async function startAppServer(
+  framework: Framework,
+  variant: Variant,
+  redisUrl: string,
+  keyPrefix: string,
+): Promise<AppServer> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', SERVER_ENTRY, framework, variant, redisUrl, keyPrefix],
+    {
+      cwd: TEST_DIR,
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const ports = await firstLine(child, () => stderr, `${framework} ${variant}`);
+  const urls = Object.fromEntries(
+    Object.entries(JSON.parse(ports) as Record<string, number>).map(([name, port]) => [
+      name,
+      `http://127.0.0.1:${port}/`,
+    ]),
+  ) as Record<ScenarioName, string>;
+  return {
+    framework,
+    variant,
+    pid: child.pid as number,
+    urls,
+    stderr: () => stderr,
+    stop: () => stopChild(child),
+  };
+}
+
+function firstLine(child: ChildProcess, stderr: () => string, what: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (!output.includes('\n')) return;
+      child.stdout?.off('data', onData);
+      child.stdout?.resume();
+      resolve(output.trim());
+    };
+    child.stdout?.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`app server ${what} exited with ${code}:\n${stderr()}`)));
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}

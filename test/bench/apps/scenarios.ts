@@ -1,0 +1,110 @@
+/**
+ * What the HTTP bench measures: the scenarios (limits and the load that goes with them), the frameworks,
+ * and the variants of each app (no limiter, Tollgate, the peers). Shared by the app servers and the
+ * orchestrator, so both read one definition.
+ */
+
+/** The request header every limiter of the bench is keyed by, so the load generator can vary the client. */
+export const CLIENT_HEADER = 'x-client';
+
+export type ScenarioName = 'allow-hot' | 'allow-10k' | 'deny';
+
+export interface Scenario {
+  readonly name: ScenarioName;
+  readonly title: string;
+  /** Requests allowed per window. */
+  readonly limit: number;
+  readonly windowMs: number;
+  /** How many distinct clients the load cycles through (1: one hot key). */
+  readonly keys: number;
+  /** What every measured request must get: 2xx (`allow`) or 429 (`deny`, after the warm-up's refusals). */
+  readonly expect: 'allow' | 'deny';
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * ALLOW: a limit no run can reach. DENY: 10 per day, spent by the warm-up; a token bucket refills one
+ * token every 2.4 h, and the fixed windows of the peers last a day, so no measured request is let through.
+ */
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    name: 'allow-hot',
+    title: 'ALLOW, one hot key',
+    limit: 1e9,
+    windowMs: HOUR_MS,
+    keys: 1,
+    expect: 'allow',
+  },
+  {
+    name: 'allow-10k',
+    title: 'ALLOW, 10k keys',
+    limit: 1e9,
+    windowMs: HOUR_MS,
+    keys: 10_000,
+    expect: 'allow',
+  },
+  {
+    name: 'deny',
+    title: 'DENY, one key over its limit',
+    limit: 10,
+    windowMs: DAY_MS,
+    keys: 1,
+    expect: 'deny',
+  },
+];
+
+export type Framework = 'express' | 'fastify' | 'koa';
+
+export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'koa'];
+
+export type Variant =
+  | 'none'
+  | 'tollgate-redis'
+  | 'tollgate-memory'
+  | 'express-rate-limit'
+  | 'rate-limiter-flexible'
+  | 'fastify-rate-limit'
+  | 'koa-ratelimit';
+
+/** The variants of each framework's app; the first is the baseline. */
+export const VARIANTS: Readonly<Record<Framework, readonly Variant[]>> = {
+  express: ['none', 'tollgate-redis', 'tollgate-memory', 'express-rate-limit', 'rate-limiter-flexible'],
+  fastify: ['none', 'tollgate-redis', 'tollgate-memory', 'fastify-rate-limit'],
+  koa: ['none', 'tollgate-redis', 'tollgate-memory', 'koa-ratelimit'],
+};
+
+/** How each variant reads in the report. */
+export const VARIANT_LABELS: Readonly<Record<Variant, string>> = {
+  none: 'no limiter (baseline)',
+  'tollgate-redis': 'Tollgate, RedisStore',
+  'tollgate-memory': 'Tollgate, MemoryStore',
+  'express-rate-limit': 'express-rate-limit + rate-limit-redis',
+  'rate-limiter-flexible': 'rate-limiter-flexible RateLimiterRedis',
+  'fastify-rate-limit': '@fastify/rate-limit, Redis store',
+  'koa-ratelimit': 'koa-ratelimit, Redis driver',
+};
+
+/** The peers: other libraries on the same Redis, which Tollgate's Redis row is compared with. */
+export function isPeer(variant: Variant): boolean {
+  return variant !== 'none' && !variant.startsWith('tollgate-');
+}
+
+/** Whether the variant keeps its counts in the bench's Redis. */
+export function usesRedis(variant: Variant): boolean {
+  return variant !== 'none' && variant !== 'tollgate-memory';
+}
+
+/** What an app of the bench needs besides its framework and variant. */
+export interface AppSettings {
+  readonly scenario: Scenario;
+  /** Puts this app's Redis keys apart from the other frameworks' in the same Redis. */
+  readonly keyPrefix: string;
+}
+
+/** The client identity of a request, as every limiter of the bench reads it. */
+export function clientOf(headers: Record<string, string | string[] | undefined>): string {
+  const value = headers[CLIENT_HEADER];
+  return (Array.isArray(value) ? value[0] : value) ?? 'anonymous';
+}

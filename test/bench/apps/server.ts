@@ -1,0 +1,64 @@
+/**
+ * One app server process of the HTTP bench: a framework × variant, with one app per scenario on its own
+ * port (idle apps cost nothing, so the process's CPU time during a run is the running app's). Its own
+ * process, so its CPU time can be read alone. Prints `{"<scenario>": port, …}` when every app listens.
+ * argv: framework variant redisUrl keyPrefix
+ */
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { Redis } from 'ioredis';
+import { type Framework, SCENARIOS, type Scenario, usesRedis, type Variant } from './scenarios.js';
+
+const [framework, variant, redisUrl = '', keyPrefix = ''] = process.argv.slice(2) as [
+  Framework,
+  Variant,
+  string?,
+  string?,
+];
+
+/**
+ * The client Tollgate's README recommends, given to every Redis variant alike: fail fast (no offline
+ * queue, no retries) and auto-pipelining, which lets the peers' concurrent commands share a write.
+ */
+async function connectRedis(): Promise<Redis> {
+  const client = new Redis(redisUrl, {
+    enableAutoPipelining: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+  });
+  client.on('error', (error) => console.error(`redis: ${error.message}`));
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+  return client;
+}
+
+const redis = usesRedis(variant) ? await connectRedis() : undefined;
+
+/** Starts the scenario's app on a free port; resolves to the port. */
+async function listen(scenario: Scenario): Promise<number> {
+  // Each scenario's keys apart from the others' (and from the other frameworks') in the shared Redis.
+  const settings = { scenario, keyPrefix: `${keyPrefix}${framework}:${scenario.name}:` };
+  // Only this framework's modules are loaded: the servers start faster.
+  if (framework === 'fastify') {
+    const { fastifyApp } = await import('./fastify-app.js');
+    const app = await fastifyApp(variant, settings, redis);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return portOf(app.server);
+  }
+  const listener: RequestListener =
+    framework === 'express'
+      ? (await import('./express-app.js')).expressApp(variant, settings, redis)
+      : (await import('./koa-app.js')).koaApp(variant, settings, redis);
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return portOf(server);
+}
+
+function portOf(server: Server): number {
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('server has no TCP port');
+  return address.port;
+}
+
+const ports: Record<string, number> = {};
+for (const scenario of SCENARIOS) ports[scenario.name] = await listen(scenario);
+process.stdout.write(`${JSON.stringify(ports)}\n`);
+process.on('SIGTERM', () => process.exit(0));

@@ -1,0 +1,165 @@
+/**
+ * Turns the HTTP runs into one line per framework × variant × scenario: medians over rounds, each compared
+ * with its framework's baseline of the same round, and issue 9's goals checked against the cheapest peer.
+ */
+import {
+  type Framework,
+  isPeer,
+  SCENARIOS,
+  type Scenario,
+  type ScenarioName,
+  type Variant,
+} from './apps/scenarios.js';
+import type { CellResult, HttpSample } from './http-bench.js';
+import { median } from './stats.js';
+
+export interface CellSummary {
+  readonly framework: Framework;
+  readonly variant: Variant;
+  readonly scenario: Scenario;
+  readonly rounds: number;
+  /** Median over rounds of (this variant's requests/s ÷ the baseline's in the same round). */
+  readonly throughputVsBaseline: number;
+  /** The lowest and highest of those per-round ratios. */
+  readonly throughputRange: readonly [number, number];
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** App server CPU per request, µs. */
+  readonly nodeUs: number;
+  /** Redis CPU per request, µs. */
+  readonly redisUs: number;
+  /** Median over rounds of (node + Redis µs per request) minus the baseline's of the same round. */
+  readonly addedUs: number;
+  /** The lowest and highest of those per-round differences. */
+  readonly addedRange: readonly [number, number];
+  /** `addedUs` ÷ that of the peer with the least added CPU on this framework and scenario. */
+  readonly addedVsCheapestPeer: number | undefined;
+  readonly commands: number;
+  readonly scriptCalls: number;
+  readonly reads: number;
+}
+
+const perRequest = (sample: HttpSample, value: number) => value / sample.load.requests;
+const costUs = (s: HttpSample) => perRequest(s, s.nodeCpuUs + s.redis.cpuUs);
+const rps = (s: HttpSample) => s.load.requests / s.load.durationSec;
+
+/**
+ * One line per cell, plus a DENY line for each baseline: DENY is compared with the baseline's runs of ALLOW
+ * on one hot key, which send the very same requests to the very same app.
+ */
+export function summarize(results: readonly CellResult[]): CellSummary[] {
+  const baselineOf = (cell: CellResult) =>
+    results.find(
+      (r) => r.framework === cell.framework && r.variant === 'none' && r.scenario.keys === cell.scenario.keys,
+    );
+  const denyBaselines = results
+    .filter((r) => r.variant === 'none' && r.scenario.name === 'allow-hot')
+    .map((r) => ({ ...r, scenario: SCENARIOS.find((s) => s.name === 'deny') as Scenario }));
+  const partial = [...results, ...denyBaselines].map((cell) => {
+    const baseline = baselineOf(cell);
+    if (baseline === undefined) throw new Error(`no baseline for ${cell.framework} ${cell.scenario.name}`);
+    const paired = cell.samples.flatMap((sample) => {
+      const base = baseline.samples.find((b) => b.round === sample.round);
+      return base ? [{ sample, base }] : [];
+    });
+    const of = (pick: (s: HttpSample) => number) => median(cell.samples.map(pick));
+    const ratios = paired.map(({ sample, base }) => rps(sample) / rps(base));
+    const added = paired.map(({ sample, base }) => costUs(sample) - costUs(base));
+    return {
+      framework: cell.framework,
+      variant: cell.variant,
+      scenario: cell.scenario,
+      rounds: cell.samples.length,
+      throughputVsBaseline: median(ratios),
+      throughputRange: range(ratios),
+      p50Ms: of((s) => s.load.p50Ms),
+      p99Ms: of((s) => s.load.p99Ms),
+      nodeUs: of((s) => perRequest(s, s.nodeCpuUs)),
+      redisUs: of((s) => perRequest(s, s.redis.cpuUs)),
+      addedUs: median(added),
+      addedRange: range(added),
+      commands: of((s) => perRequest(s, s.redis.commands)),
+      scriptCalls: of((s) => perRequest(s, s.redis.scriptCalls)),
+      reads: of((s) => perRequest(s, s.redis.reads)),
+    };
+  });
+  return partial.map((row) => {
+    const cheapest = cheapestPeer(partial, row.framework, row.scenario.name);
+    const addedVsCheapestPeer =
+      row.variant === 'none' || cheapest === undefined || cheapest.addedUs <= 0
+        ? undefined
+        : row.addedUs / cheapest.addedUs;
+    return { ...row, addedVsCheapestPeer };
+  });
+}
+
+/** The peer that adds the least CPU per request on this framework and scenario. */
+export function cheapestPeer<Row extends Pick<CellSummary, 'framework' | 'variant' | 'scenario' | 'addedUs'>>(
+  rows: readonly Row[],
+  framework: Framework,
+  scenario: ScenarioName,
+): Row | undefined {
+  const peers = rows.filter(
+    (r) => r.framework === framework && r.scenario.name === scenario && isPeer(r.variant),
+  );
+  return peers.sort((a, b) => a.addedUs - b.addedUs)[0];
+}
+
+/** One of issue 9's goals, checked on one framework and scenario. */
+export interface GoalCheck {
+  readonly framework: Framework;
+  readonly scenario: Scenario;
+  readonly goal: string;
+  readonly measured: string;
+  readonly met: boolean;
+}
+
+/**
+ * Issue 9's goals for Tollgate on Redis: added CPU per request ≤ 0.75× the cheapest peer's; Redis CPU per
+ * request ≤ the least of any peer's; on DENY, throughput ≥ 0.95× the baseline.
+ */
+export function checkGoals(rows: readonly CellSummary[]): GoalCheck[] {
+  const checks: GoalCheck[] = [];
+  for (const row of rows.filter((r) => r.variant === 'tollgate-redis')) {
+    const { framework, scenario } = row;
+    const peers = rows.filter(
+      (r) => r.framework === framework && r.scenario.name === scenario.name && isPeer(r.variant),
+    );
+    const cheapest = cheapestPeer(rows, framework, scenario.name);
+    if (cheapest !== undefined && row.addedVsCheapestPeer !== undefined) {
+      checks.push({
+        framework,
+        scenario,
+        goal: 'added CPU/req ≤ 0.75× cheapest peer',
+        measured: `${row.addedVsCheapestPeer.toFixed(2)}× (${fmt(row.addedUs)} vs ${fmt(cheapest.addedUs)} µs)`,
+        met: row.addedVsCheapestPeer <= 0.75,
+      });
+    }
+    const leastRedis = Math.min(...peers.map((p) => p.redisUs));
+    checks.push({
+      framework,
+      scenario,
+      goal: 'Redis CPU/req ≤ least of the peers',
+      measured: `${fmt(row.redisUs)} vs ${fmt(leastRedis)} µs`,
+      met: row.redisUs <= leastRedis,
+    });
+    if (scenario.expect === 'deny') {
+      checks.push({
+        framework,
+        scenario,
+        goal: 'DENY throughput ≥ 0.95× baseline',
+        measured: `${row.throughputVsBaseline.toFixed(2)}×`,
+        met: row.throughputVsBaseline >= 0.95,
+      });
+    }
+  }
+  return checks;
+}
+
+function range(values: readonly number[]): [number, number] {
+  return [Math.min(...values), Math.max(...values)];
+}
+
+function fmt(us: number): string {
+  return us.toFixed(1);
+}

@@ -1,5 +1,6 @@
 import { afterAll, describe, it } from 'vitest';
 import { NODE_REDIS_MAJORS } from '../harness/clients.js';
+import { banScenarios } from './ban-scenarios.js';
 import { leaseScenarios } from './lease-scenarios.js';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
@@ -22,7 +23,7 @@ afterAll(async () => {
 });
 
 describe.each(kinds)('$name conformance', (kind) => {
-  it.each([...scenarios, ...windowScenarios])('$name', async (scenario) => {
+  it.each([...scenarios, ...windowScenarios, ...banScenarios])('$name', async (scenario) => {
     const fixture = kind.fixture();
     await scenario.run(limiterFor(scenario, fixture), fixture);
   });

@@ -2,13 +2,15 @@
  * The store conformance table: every scenario runs unchanged against every store (memory, Redis,
  * Redis Cluster) under an injected clock, so the stores cannot drift apart.
  */
-import { createLimiter, type Limiter, type Policy } from '@tollgate/core';
+import { type BanOptions, createLimiter, type Limiter, type Policy } from '@tollgate/core';
 import { expect } from 'vitest';
 import type { StoreFixture } from './store-fixtures.js';
 
 export interface Scenario {
   readonly name: string;
   readonly policies: Policy | Policy[];
+  /** The limiter's ban, if the scenario needs one. */
+  readonly ban?: BanOptions;
   run(limiter: Limiter, fixture: StoreFixture): Promise<void>;
 }
 
@@ -250,5 +252,6 @@ export const scenarios: Scenario[] = [
  * insurance limiter, it would only show as a wrong count, and only sometimes.
  */
 export function limiterFor(scenario: Scenario, fixture: StoreFixture): Limiter {
-  return createLimiter({ store: fixture.store, policies: scenario.policies, onStoreError: 'throw' });
+  const ban = scenario.ban ? { ban: scenario.ban } : {};
+  return createLimiter({ store: fixture.store, policies: scenario.policies, onStoreError: 'throw', ...ban });
 }

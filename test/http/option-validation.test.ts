@@ -102,7 +102,11 @@ describe.each([
       { limit: 5, window: '1m', keyGenerator: () => 'k' },
       "unknown option 'keyGenerator'; use key",
     );
-    await rejects({ limit: 5, window: '1m', blockDuration: 60 }, /'blockDuration' .*not supported/);
+    await rejects(
+      { limit: 5, window: '1m', blockDuration: 60 },
+      /'blockDuration'; use ban: \{ after, duration \}/,
+    );
+    await rejects({ limit: 5, window: '1m', execEvenly: true }, /'execEvenly' .*not supported/);
   });
 
   it('rejects an unknown warnings code', async () => {

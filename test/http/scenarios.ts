@@ -470,5 +470,23 @@ export const adapterScenarios: AdapterScenario[] = [
       expect(await statuses(app, 3)).toEqual([200, 200, 429]);
     },
   },
+  {
+    name: 'ban: a client refused twice in a row is refused outright, Retry-After the time left',
+    spec: () => ({ global: { limit: 1, window: '1m', name: 'banning', ban: { after: 2, duration: '10m' } } }),
+    async run(app, { clock }) {
+      expect((await app.send('GET', '/a')).status).toBe(200);
+      const limited = await app.send('GET', '/a');
+      expect([limited.status, retryAfterSeconds(limited)]).toEqual([429, 60]);
+      const banned = await app.send('GET', '/a');
+      expect([banned.status, retryAfterSeconds(banned)]).toEqual([429, 600]);
+      expect(jsonBody(banned)).toMatchObject({
+        detail: 'Too many requests after being limited: banned, retry in 600 seconds.',
+      });
+      clock.advance(60_000); // the bucket has a token again; the ban holds
+      expect(retryAfterSeconds(await app.send('GET', '/a'))).toBe(540);
+      clock.advance(540_000);
+      expect((await app.send('GET', '/a')).status).toBe(200);
+    },
+  },
   ...peerScenarios,
 ];

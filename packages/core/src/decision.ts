@@ -35,10 +35,11 @@ export interface PolicyDecision {
 
 /**
  * Why a decision came out as it did: `'allowed'`; `'limited'` (wait `retryAfterMs`, which is `undefined`
- * only for the HTTP layer's `limit: 0`, where no wait will do); or `'cost-exceeds-capacity'` (the cost is
- * more than some bucket can ever hold: no wait will do).
+ * only for the HTTP layer's `limit: 0`, where no wait will do); `'cost-exceeds-capacity'` (the cost is
+ * more than some bucket can ever hold: no wait will do); or `'banned'` (the client was refused `ban.after`
+ * times in a row and is refused outright until its ban ends, in `retryAfterMs`).
  */
-export type DecisionReason = 'allowed' | 'limited' | 'cost-exceeds-capacity';
+export type DecisionReason = 'allowed' | 'limited' | 'cost-exceeds-capacity' | 'banned';
 
 /** The answer to `consume` or `peek`. */
 export interface Decision {
@@ -71,18 +72,23 @@ export interface Decision {
 
 /** Builds the {@link Decision} for a store's answer. */
 export function decide(policies: readonly ResolvedPolicy[], result: BucketResult, cost: number): Decision {
-  const { applied, states, nowMs } = result;
+  const { applied, states, nowMs, bannedUntilMs = 0 } = result;
   const described = policies.map((policy, i) =>
     ALGORITHMS[policy.algorithm].describe(policy, states[i] as readonly number[], cost, nowMs),
   );
   const overCapacity = described.some((state) => state.retryAfterMs === undefined);
-  const allowed = applied && !overCapacity;
+  const banned = bannedUntilMs > nowMs;
+  const allowed = applied && !overCapacity && !banned;
   const decidedBy = allowed ? fewestRemaining(described) : longestWait(described);
   return {
     allowed,
-    reason: allowed ? 'allowed' : overCapacity ? 'cost-exceeds-capacity' : 'limited',
+    reason: allowed ? 'allowed' : overCapacity ? 'cost-exceeds-capacity' : banned ? 'banned' : 'limited',
     cost,
-    retryAfterMs: allowed ? 0 : decidedBy.retryAfterMs,
+    retryAfterMs: allowed
+      ? 0
+      : banned && !overCapacity
+        ? Math.max(bannedUntilMs - nowMs, decidedBy.retryAfterMs ?? 0)
+        : decidedBy.retryAfterMs,
     decidedBy,
     policies: described,
     decidedAtMs: nowMs,

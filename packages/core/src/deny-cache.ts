@@ -39,6 +39,8 @@ interface Denial {
   readonly askedAtMs: number;
   /** This cache's clock when the denied request would fit: past it, the store decides again. */
   readonly untilMs: number;
+  /** When the client's ban ends, by the store's clock; 0 when it is not banned. */
+  readonly bannedUntilMs: number;
 }
 
 /**
@@ -50,6 +52,9 @@ interface Denial {
  * frees less as time passes. So it refuses only what the store would refuse too, a smaller cost that
  * fits sooner goes to the store, and it never admits.
  * Tokens given back or reset by another process are seen once the cached wait is over.
+ *
+ * With a ban, every refusal must reach the store, where it is counted: the cache then keeps only bans,
+ * during which there is nothing to count.
  */
 export class DenyCache {
   readonly #policies: readonly ResolvedPolicy[];
@@ -58,10 +63,18 @@ export class DenyCache {
   /** The cache's clock: the store's injected one, else this process's monotonic clock. */
   readonly now: () => number;
 
-  constructor(policies: readonly ResolvedPolicy[], maxKeys: number, clock: (() => number) | undefined) {
+  readonly #onlyBans: boolean;
+
+  constructor(
+    policies: readonly ResolvedPolicy[],
+    maxKeys: number,
+    clock: (() => number) | undefined,
+    countsRefusals = false,
+  ) {
     this.#policies = policies;
     this.#maxKeys = maxKeys;
     this.now = clock ?? (() => performance.now());
+    this.#onlyBans = countsRefusals;
   }
 
   /** The store's answer for `cost` when it is certainly a denial; `undefined`: ask the store. */
@@ -76,6 +89,7 @@ export class DenyCache {
     // The store's clock has moved on by at most `elapsedMs`; every algorithm frees no less with time.
     const nowMs = denial.decidedAtMs + elapsedMs;
     const policies = this.#policies;
+    const { bannedUntilMs } = denial;
     const states = new Array<number[]>(policies.length);
     let fits = true;
     for (let i = 0; i < policies.length; i++) {
@@ -85,13 +99,14 @@ export class DenyCache {
       states[i] = state;
       if (!algorithm.fits(policy, state, cost, nowMs)) fits = false;
     }
-    if (fits) return undefined;
-    return decide(policies, { applied: false, nowMs, states }, cost);
+    if (fits && bannedUntilMs <= nowMs) return undefined;
+    return decide(policies, { applied: false, nowMs, states, bannedUntilMs }, cost);
   }
 
   /** Records the store's answer to a check asked at `askedAtMs`: a denial is kept for its wait. */
   record(owner: string, result: BucketResult, decision: Decision, askedAtMs: number): void {
-    if (decision.reason !== 'limited') {
+    const kept = decision.reason === 'banned' || (decision.reason === 'limited' && !this.#onlyBans);
+    if (!kept || decision.retryAfterMs === undefined) {
       if (this.#denials.size > 0) this.#denials.delete(owner);
       return;
     }
@@ -102,7 +117,8 @@ export class DenyCache {
       states: result.states,
       decidedAtMs: result.nowMs,
       askedAtMs,
-      untilMs: askedAtMs + (decision.retryAfterMs as number),
+      untilMs: askedAtMs + decision.retryAfterMs,
+      bannedUntilMs: result.bannedUntilMs ?? 0,
     });
   }
 

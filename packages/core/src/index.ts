@@ -83,6 +83,7 @@ export type { Logger, WarningCode, WarningSwitches } from './http/warnings.js';
 export { type HashIdentityOptions, hashIdentity } from './identity.js';
 export type { InsuranceOptions } from './insurance.js';
 export {
+  type BanOptions,
   type ConsumeOptions,
   createLimiter,
   type Limiter,

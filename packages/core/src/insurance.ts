@@ -2,6 +2,7 @@
  * The insurance limiter: when the shared store fails, checks are decided by the same policies in this
  * process's memory, so an outage loosens the limit to per-process counting instead of removing it.
  */
+import type { BanRule } from './algorithms/ban/ban.js';
 import type { Decision } from './decision.js';
 import { decide } from './decision.js';
 import { type ResolvedPolicy, resolvePolicies } from './policy.js';
@@ -59,6 +60,7 @@ export function insuranceFor(
   policies: readonly ResolvedPolicy[],
   options: InsuranceOptions = {},
   clock?: () => number,
+  ban?: BanRule,
 ): Insurance {
   const { instances, maxKeys } = insuranceSettings(options, 'insurance');
   const share = (tokens: number) => Math.max(1, Math.floor(tokens / instances));
@@ -77,11 +79,11 @@ export function insuranceFor(
     async decide(owner, cost, mode) {
       store ??= new MemoryStore({ maxKeys, ...(clock ? { clock } : {}) });
       const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;
-      const result = await store.update({ key: owner, policies: shared, cost, mode: effectiveMode });
+      const result = await store.update({ key: owner, policies: shared, cost, mode: effectiveMode, ban });
       return { ...decide(shared, result, cost), degraded: true };
     },
     async reset(owner) {
-      await store?.reset(owner, shared);
+      await store?.reset(owner, shared, ban);
     },
   };
 }

@@ -1,4 +1,6 @@
 /** `createLimiter`: policies and a store put together behind consume / peek / refund / reset. */
+
+import type { BanRule } from './algorithms/ban/ban.js';
 import { bucketOwner } from './bucket-key.js';
 import { DeadlineWatch } from './deadline-watch.js';
 import type { Decision } from './decision.js';
@@ -10,6 +12,8 @@ import { type InsuranceOptions, insuranceFor } from './insurance.js';
 import { type Policy, type ResolvedPolicy, resolvePolicies } from './policy.js';
 import type { BucketMode, Store } from './store.js';
 import { MemoryStore } from './stores/memory/memory-store.js';
+import { rejectUnknownNames } from './unknown-names.js';
+import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
 
 /**
  * What a check does when the store fails (down, silent past `timeout`, erroring):
@@ -50,6 +54,21 @@ export interface LimiterOptions {
    * Default: `{ maxKeys: 10_000 }`. `false`: off.
    */
   denyCache?: false | DenyCacheOptions;
+  /**
+   * Bans a client that keeps knocking while it is limited: after `after` refusals in a row (no request
+   * admitted in between), every check is refused for `duration` (rate-limiter-flexible's
+   * `blockDuration`, @fastify/rate-limit's `ban`). Counted atomically with the policies, in the store.
+   * Default: none.
+   */
+  ban?: BanOptions;
+}
+
+/** A limiter's ban: see {@link LimiterOptions.ban}. */
+export interface BanOptions {
+  /** Refusals in a row that start a ban. A positive whole number. `1`: the first refusal does. */
+  after: number;
+  /** How long a ban lasts: ms or a string such as `'15m'`. */
+  duration: Duration;
 }
 
 /** Options of a single check. */
@@ -134,8 +153,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
   const timeoutMs = options.timeout === false ? undefined : parseDuration(options.timeout ?? '1s', 'timeout');
   const onStoreError = onStoreErrorOption(options.onStoreError, 'onStoreError');
-  const insurance = insuranceFor(policies, options.insurance, store.clock);
-  const denyCache = denyCacheFor(store, policies, options.denyCache);
+  const ban = banRule(options.ban, 'ban');
+  const insurance = insuranceFor(policies, options.insurance, store.clock, ban);
+  const denyCache = denyCacheFor(store, policies, options.denyCache, ban !== undefined);
   // Stores that may hang and do not give up by themselves are given up on here.
   const watch = store.local === true || store.enforcesTimeout === true ? undefined : new DeadlineWatch();
   const smallestCapacity = Math.min(...policies.map((p) => p.capacity));
@@ -165,7 +185,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const startedMs = events.storeCallStarts();
     let decision: Decision;
     try {
-      const pending = store.update({ key: owner, policies, cost, mode: effectiveMode, timeoutMs });
+      const pending = store.update({ key: owner, policies, cost, mode: effectiveMode, timeoutMs, ban });
       const result = await (watch === undefined || timeoutMs === undefined
         ? pending
         : watch.watch(pending, timeoutMs));
@@ -214,9 +234,26 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const owner = bucketOwner(namespace, key);
       denyCache?.forget(owner);
       await insurance.reset(owner);
-      await store.reset(owner, policies);
+      await store.reset(owner, policies, ban);
     },
   };
+}
+
+/**
+ * A ban rule from its options, checked; `undefined` for none. Made once per limiter, so stores may key
+ * their caches by it.
+ *
+ * @example
+ * banRule({ after: 5, duration: '15m' }, 'ban'); // { after: 5, durationMs: 900000 }
+ */
+export function banRule(options: unknown, what: string): BanRule | undefined {
+  if (options === undefined) return undefined;
+  if (!isSettingsObject(options))
+    throw new TypeError(`${what} must be an object like { after: 5, duration: '15m' }`);
+  rejectUnknownNames(options, ['after', 'duration'], new Map(), `${what} has an unknown field`);
+  const after = positiveWholeNumber(options.after, `${what}.after`);
+  const durationMs = parseDuration(options.duration as Duration, `${what}.duration`);
+  return Object.freeze({ after, durationMs });
 }
 
 /** Our own checks' errors (a bad key, cost or clock) are the caller's bugs, not a store failure. */
@@ -244,10 +281,11 @@ function denyCacheFor(
   store: Store,
   policies: readonly ResolvedPolicy[],
   option: LimiterOptions['denyCache'],
+  countsRefusals: boolean,
 ): DenyCache | undefined {
   const settings = denyCacheSettings(option ?? {}, 'denyCache');
   if (settings === false || store.local === true) return undefined;
-  return new DenyCache(policies, settings.maxKeys, store.clock);
+  return new DenyCache(policies, settings.maxKeys, store.clock, countsRefusals);
 }
 
 function dryRunOf(dryRun: boolean | undefined): boolean {

@@ -1,4 +1,5 @@
 /** The contract between a limiter and the place its buckets live. */
+import type { BanRule } from './algorithms/ban/ban.js';
 import type { ResolvedPolicy } from './policy.js';
 
 /**
@@ -24,6 +25,11 @@ export interface BucketRequest {
   /** What to do. */
   readonly mode: BucketMode;
   /**
+   * The limiter's ban, if it has one: `after` refusals in a row ban the client for `durationMs`. Stable
+   * per limiter, like `policies`.
+   */
+  readonly ban?: BanRule | undefined;
+  /**
    * How long the caller waits for an answer, in ms. A store that can be slow gives up after this long
    * (rejecting with `StoreUnavailableError`) and makes sure an operation it gave up on is not applied
    * later. `undefined`: wait as long as it takes.
@@ -45,6 +51,8 @@ export interface BucketResult {
    * is the policy's algorithm's (a token bucket's is `[levelUnits, atMs]`).
    */
   readonly states: readonly (readonly number[])[];
+  /** With a ban: when the client's ban ends, in ms by the store's clock; 0 or absent when not banned. */
+  readonly bannedUntilMs?: number;
 }
 
 /** One lease operation on a key (see `createConcurrencyLimiter`). */
@@ -81,8 +89,8 @@ export interface LeaseResult {
 export interface Store {
   /** Applies one operation to all buckets of `request.key` atomically. */
   update(request: BucketRequest): Promise<BucketResult>;
-  /** Forgets the buckets of `key` for these policies, so they are full again. */
-  reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void>;
+  /** Forgets the buckets of `key` for these policies (and ban), so they are full again. */
+  reset(key: string, policies: readonly ResolvedPolicy[], ban?: BanRule): Promise<void>;
   /**
    * Takes or ends a lease on `request.key`, atomically, for concurrency limits. Optional: a store without
    * it serves rate limits only. Both `MemoryStore` and `RedisStore` have it.

@@ -3,32 +3,34 @@
  * Lua (each in its folder). One EVALSHA decides a batch of checks, one after another; a script runs
  * atomically, so each check is atomic across all of its key's policies, whatever their algorithms.
  */
+import { BAN_LUA } from './ban/ban.lua.js';
 import { ALGORITHM_LUA } from './registry.js';
 
 /**
  * KEYS[c]   the states of check c's policies: a string of numbers joined by ':', each policy's fields in
- *           policy order (how many, and what they mean, is its algorithm's). Missing: all fresh.
- *           (On a Cluster, one batch is one slot.)
+ *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's
+ *           two. Missing: all fresh. (On a Cluster, one batch is one slot.)
  * ARGV      the policy sets, then the checks:
  *   S                          how many policy sets follow
- *   per set: n, then per policy: algorithm code, limit, windowMs, capacityUnits
+ *   per set: n, then per policy: algorithm code, limit, windowMs, capacityUnits; then the ban: refusals in
+ *            a row that start one (0: no ban), and how long it lasts in ms
  *   per check c, in KEYS order: set (1-based), now, deadline, cost, mode
  *     now       ms, or '' to read the Redis server's own clock (one timeline for all app servers)
  *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
  *               decided without the store) changes nothing and answers {-1, now}
  *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
  *
- * Returns one answer per check: { applied (1 or 0), now, then every policy's state fields }, as strings
- * formatted with %.17g, since a Lua number returned as a number is truncated to an integer. A check whose
+ * Returns one answer per check: { applied (1 or 0), now, then every policy's state fields, then when the
+ * client's ban ends (0: not banned) }, as strings formatted with %.17g, since a Lua number returned as a number is truncated to an integer. A check whose
  * key Redis refuses (a key of another type, no memory to write) answers { -2, now, error } and changes
  * nothing: scripts do not roll back, so one bad key must not fail checks already applied.
  */
 export const SCRIPT_LUA = `
 local ALG = {}
-${ALGORITHM_LUA.join('')}
+${ALGORITHM_LUA.join('')}${BAN_LUA}
 local function fmt(x) return string.format('%.17g', x) end
 
--- sets[s][i] = { alg, limit, window, capacity }
+-- sets[s][i] = { alg, limit, window, capacity }; sets[s].ban = { after, duration } or nil
 local sets, a = {}, 2
 for s = 1, tonumber(ARGV[1]) do
   local n = tonumber(ARGV[a])
@@ -38,8 +40,10 @@ for s = 1, tonumber(ARGV[1]) do
     set[i] = { alg = ALG[tonumber(ARGV[b])], limit = tonumber(ARGV[b + 1]),
                window = tonumber(ARGV[b + 2]), capacity = tonumber(ARGV[b + 3]) }
   end
+  local after = tonumber(ARGV[a + 1 + 4 * n])
+  if after > 0 then set.ban = { after = after, duration = tonumber(ARGV[a + 2 + 4 * n]) } end
   sets[s] = set
-  a = a + 1 + 4 * n
+  a = a + 3 + 4 * n
 end
 
 -- The server's clock, read once for the whole batch when some check asks for it.
@@ -50,6 +54,32 @@ local function clock()
     serverNow = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   end
   return serverNow
+end
+
+-- The answer of a check: applied, now, every policy's state, when its ban ends.
+local function answer(applied, now, states, bannedUntil)
+  local out = { applied, now }
+  for i = 1, #states do
+    for k = 1, #states[i] do out[#out + 1] = fmt(states[i][k]) end
+  end
+  out[#out + 1] = fmt(bannedUntil)
+  return out
+end
+
+-- Stores the states (and the ban's) until all say no more than fresh ones; deletes the key when they do.
+local function write(key, set, states, ban, now)
+  local idle = ban and BAN.idle(ban, now) or 0
+  local value = {}
+  for i = 1, #set do
+    idle = math.max(idle, set[i].alg.idle(set[i], states[i], now))
+    for k = 1, #states[i] do value[#value + 1] = fmt(states[i][k]) end
+  end
+  if ban then
+    value[#value + 1] = fmt(ban[1])
+    value[#value + 1] = fmt(ban[2])
+  end
+  if idle <= 0 then return redis.pcall('DEL', key) end
+  return redis.pcall('SET', key, table.concat(value, ':'), 'PX', string.format('%d', idle))
 end
 
 local function settle(key, set, now, cost, mode)
@@ -72,34 +102,27 @@ local function settle(key, set, now, cost, mode)
     states[i] = p.alg.current(p, st, now)
     if not p.alg.fits(p, states[i], cost, now) then fits = false end
   end
+  local ban
+  if set.ban then ban = BAN.current(stored and { fields[f], fields[f + 1] } or nil, now) end
+  local check = mode == 'consume' or mode == 'peek'
+  if ban and check and BAN.banned(ban, now) then return answer(0, now, states, ban[2]) end
+  if mode == 'peek' or (mode == 'consume' and not fits and not ban) then
+    return answer(fits and 1 or 0, now, states, 0)
+  end
 
-  local answer = { fits and 1 or 0, now }
-  if mode ~= 'peek' and (mode ~= 'consume' or fits) then
+  local applied = 1
+  if mode == 'consume' and not fits then
+    -- A refusal changes nothing but the ban's count; the policies are written as they stand now.
+    applied = 0
+    ban = BAN.refused(set.ban, ban, now)
+  else
     local sign = mode == 'refund' and 1 or -1
-    local idle = 0
-    for i = 1, #set do
-      local p = set[i]
-      states[i] = p.alg.apply(p, states[i], cost, sign)
-      idle = math.max(idle, p.alg.idle(p, states[i], now))
-    end
-    -- States that say no more than fresh ones carry no information; otherwise keep them until all do.
-    local written
-    if idle <= 0 then
-      written = redis.pcall('DEL', key)
-    else
-      local value = {}
-      for i = 1, #set do
-        for k = 1, #states[i] do value[#value + 1] = fmt(states[i][k]) end
-      end
-      written = redis.pcall('SET', key, table.concat(value, ':'), 'PX', string.format('%d', idle))
-    end
-    if type(written) == 'table' and written.err then return { -2, now, written.err } end
-    answer[1] = 1
+    for i = 1, #set do states[i] = set[i].alg.apply(set[i], states[i], cost, sign) end
+    if ban and mode == 'consume' then ban = { 0, 0 } end
   end
-  for i = 1, #set do
-    for k = 1, #states[i] do answer[#answer + 1] = fmt(states[i][k]) end
-  end
-  return answer
+  local written = write(key, set, states, ban, now)
+  if type(written) == 'table' and written.err then return { -2, now, written.err } end
+  return answer(applied, now, states, ban and ban[2] or 0)
 end
 
 local answers = {}

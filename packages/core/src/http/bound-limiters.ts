@@ -55,6 +55,7 @@ export function boundLimiters<Req>(
           ...(onStoreError ? { onStoreError } : {}),
           ...(config.insurance ? { insurance: config.insurance } : {}),
           ...(config.denyCache !== undefined ? { denyCache: config.denyCache } : {}),
+          ...(config.ban ? { ban: config.ban } : {}),
         });
     const writeHeaders = headerWriter(limiter.policies);
     // A degraded decision is the insurance's: its headers advertise the insurance's own quota.

@@ -4,6 +4,7 @@ import { ALGORITHM_NAMES } from '../algorithms/registry.js';
 import { type DenyCacheOptions, denyCacheSettings } from '../deny-cache.js';
 import { type Duration, parseDuration } from '../duration.js';
 import { type InsuranceOptions, insuranceSettings } from '../insurance.js';
+import { type BanOptions, banRule } from '../limiter.js';
 import { type Policy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
@@ -177,6 +178,15 @@ export const OPTION_TABLE = {
     check(value, { settings }): Policy | readonly Policy[] | undefined {
       if (value !== undefined) resolvePoliciesFor(value, `${settings.adapter}: `);
       return value as Policy | readonly Policy[] | undefined;
+    },
+  },
+  ban: {
+    doc: "refuse a client outright for `duration` once it was refused `after` times in a row (no request admitted in between): rate-limiter-flexible's `blockDuration`, @fastify/rate-limit's `ban`",
+    type: "`{ after: number, duration: number | '15m' | … }`",
+    default: 'none',
+    check(value, { what }): BanOptions | undefined {
+      banRule(value, what);
+      return value as BanOptions | undefined;
     },
   },
   store: {

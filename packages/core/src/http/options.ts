@@ -4,6 +4,7 @@ import type { AlgorithmName } from '../algorithms/registry.js';
 import type { DenyCacheOptions } from '../deny-cache.js';
 import { type Duration, parseDuration } from '../duration.js';
 import type { InsuranceOptions } from '../insurance.js';
+import type { BanOptions } from '../limiter.js';
 import { type Policy, type ResolvedPolicy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { rejectUnknownNames } from '../unknown-names.js';
@@ -136,6 +137,12 @@ export interface RateLimitOptions<Req, Res = unknown> {
    * keeps knocking. Default: `{ maxKeys: 10_000 }` (off in front of a `MemoryStore`). `false`: off.
    */
   denyCache?: false | DenyCacheOptions;
+  /**
+   * Refuse a client outright for `duration` once it was refused `after` times in a row (no request
+   * admitted in between): rate-limiter-flexible's `blockDuration`, @fastify/rate-limit's `ban`. Such
+   * refusals say `info.decision.reason === 'banned'`, with `Retry-After` the time left. Default: none.
+   */
+  ban?: BanOptions;
   /**
    * The longest a check waits for a store that gives no answer before it takes `onStoreError`. Time this
    * process spends busy does not count. Default: `'1s'`. `false`: no limit.

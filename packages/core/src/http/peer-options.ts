@@ -20,8 +20,7 @@ const INSURANCE =
   "onStoreError: 'insurance' (the default: the same policies in this process's memory while the store fails; insurance: { instances } divides them among servers)";
 const DENY_CACHE =
   'denyCache (on by default in front of a RedisStore: a client the store told to wait is answered in process until the wait is over)';
-const NO_BLOCKING =
-  "no ban or block yet; a second, longer policy holds back a client that keeps trying (policies: [{ limit: 5, window: '1m' }, { limit: 20, window: '1h' }])";
+const BAN = 'ban: { after, duration } (after refusals in a row, refused for duration)';
 const NO_DELAY =
   'Tollgate never delays a request, it answers at once; burst: 1 spaces requests evenly by refusing early ones';
 
@@ -83,19 +82,21 @@ export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameH
   ['identifier', { use: 'policies: [{ limit, window, name }] (a policy name names it in headers)' }],
   ['validate', { use: 'warnings (false, or { [code]: false })' }],
   ['logLevel', { use: 'logger' }],
-  ['ban', notSupported(FASTIFY, NO_BLOCKING)],
-  ['onBanReach', notSupported(FASTIFY, NO_BLOCKING)],
+  ['onBanReach', { use: `onExceeded (a banned request's info.decision.reason is 'banned')` }],
   [
     'continueExceeding',
     notSupported(FASTIFY, 'a denied request is not charged, so it never extends the wait'),
   ],
   [
     'exponentialBackoff',
-    notSupported(FASTIFY, 'no backoff yet: waits do not grow; Retry-After says when a request fits again'),
+    notSupported(
+      FASTIFY,
+      `waits do not grow step by step; ${BAN} holds back a client that keeps knocking, and penalty() makes it owe`,
+    ),
   ],
   ['blacklist', notSupported(KOA, 'refuse such requests in a middleware before the limiter')],
-  ['blockDuration', notSupported(FLEXIBLE, NO_BLOCKING)],
-  ['blockOnConsumed', notSupported(FLEXIBLE, NO_BLOCKING)],
+  ['blockDuration', { use: `${BAN}; blockDuration is { after: 1, duration }` }],
+  ['blockOnConsumed', { use: `${BAN}; blockOnConsumed is { after: 1, duration }` }],
   [
     'inMemoryBlockDuration',
     notSupported(

@@ -92,7 +92,9 @@ export function quotaExceededProblem(decision: Decision, status = 429): QuotaExc
     status,
     detail:
       wait !== undefined
-        ? `Too many requests: retry in ${plural(wait, 'second')}.`
+        ? decision.reason === 'banned'
+          ? `Too many requests after being limited: banned, retry in ${plural(wait, 'second')}.`
+          : `Too many requests: retry in ${plural(wait, 'second')}.`
         : decision.decidedBy.capacity === 0 // `limit: 0`
           ? `Policy '${decision.decidedBy.policy}' allows no requests.`
           : overCapacityDetail(decision),

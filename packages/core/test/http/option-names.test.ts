@@ -51,17 +51,16 @@ describe('unknown options', () => {
     ['insuranceLimiter', "use onStoreError: 'insurance' (the default"],
     ['inMemoryBlockOnConsumed', 'use denyCache (on by default'],
     ['rejectIfRedisNotReady', 'use onStoreError (RedisStore sends no check while its client is not ready'],
+    ['blockDuration', 'use ban: { after, duration }'],
+    ['onBanReach', 'use onExceeded'],
   ])("points the peers' %s at what Tollgate does instead", (option, hint) => {
     expect(() => build({ ...BASE, [option]: 1 } as Options)).toThrow(`unknown option '${option}'; ${hint}`);
   });
 
   it.each([
-    ['ban', '@fastify/rate-limit'],
     ['continueExceeding', '@fastify/rate-limit'],
     ['exponentialBackoff', '@fastify/rate-limit'],
     ['blacklist', 'koa-ratelimit'],
-    ['blockDuration', 'rate-limiter-flexible'],
-    ['blockOnConsumed', 'rate-limiter-flexible'],
     ['inMemoryBlockDuration', 'rate-limiter-flexible'],
     ['execEvenly', 'rate-limiter-flexible'],
   ])("says plainly that the peers' %s is not supported", (option, peer) => {
@@ -143,5 +142,16 @@ describe('policies', () => {
     expect(() => build({ policies })).toThrow(
       "@tollgate/test: policies[1] has an unknown field 'windw'; did you mean window?",
     );
+  });
+});
+
+describe('ban', () => {
+  it.each([
+    [3, /ban must be an object like \{ after: 5, duration: '15m' \}/], // @fastify/rate-limit's number
+    [{ after: 0, duration: '1m' }, /ban.after must be a positive whole number/],
+    [{ after: 2 }, /ban.duration must be/],
+    [{ after: 2, duration: '1m', blockDuration: 5 }, /ban has an unknown field 'blockDuration'/],
+  ])('rejects ban %j at construction', (ban, message) => {
+    expect(() => build({ ...BASE, ban } as Options)).toThrow(message);
   });
 });

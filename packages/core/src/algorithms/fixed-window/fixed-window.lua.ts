@@ -6,8 +6,9 @@ export const FIXED_WINDOW_LUA = `
 ALG[2] = {
   fields = 2,
   current = function(p, st, now)
-    -- A window that has ended, or none yet: a new one starts now. A clock that stepped back keeps it.
-    if not st or now >= st[1] + p.window then return { now, 0 } end
+    -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
+    -- stepped back keeps the window it is in.
+    if not st or st[2] <= 0 or now >= st[1] + p.window then return { now, 0 } end
     return { st[1], st[2] }
   end,
   fits = function(p, st, cost)

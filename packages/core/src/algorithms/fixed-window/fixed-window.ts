@@ -18,9 +18,11 @@ export const fixedWindow: Algorithm = {
   },
 
   current(policy, stored, nowMs) {
-    // A window that has ended, or none yet: a new one starts now. A clock that stepped back keeps it.
-    if (stored === undefined || nowMs >= (stored[0] ?? 0) + policy.windowMs) return [nowMs, 0];
-    return [stored[0] ?? nowMs, stored[1] ?? 0];
+    // A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
+    // stepped back keeps the window it is in.
+    const [startMs = nowMs, count = 0] = stored ?? [];
+    if (stored === undefined || count <= 0 || nowMs >= startMs + policy.windowMs) return [nowMs, 0];
+    return [startMs, count];
   },
 
   fits(policy, [, count = 0], cost) {

@@ -1,4 +1,6 @@
 /** Buckets in this process's memory: the default store, for one server, for tests, and as insurance. */
+
+import type { BanRule } from '../../algorithms/ban/ban.js';
 import { acquireLease, type Leases, releaseLease } from '../../algorithms/concurrency/leases.js';
 import { settlePolicies } from '../../algorithms/settle.js';
 import type { ResolvedPolicy } from '../../policy.js';
@@ -43,7 +45,7 @@ export class MemoryStore implements Store {
   readonly #maxKeys: number;
   /** Keys by policy set: limiters with equal policies and namespace share buckets, as on Redis. */
   readonly #tables = new Map<string, Map<string, StoredKey>>();
-  readonly #tableOf = new WeakMap<readonly ResolvedPolicy[], Map<string, StoredKey>>();
+  readonly #tableOf = new WeakMap<object, Map<string, StoredKey>>();
   readonly #heap = new EvictionHeap<StoredKey>();
   /** Leases by key, for concurrency limits: a key goes when its last lease does. */
   readonly #leases = new Map<string, Leases>();
@@ -70,12 +72,19 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.update} */
-  async update({ key, policies, cost, mode }: BucketRequest): Promise<BucketResult> {
+  async update({ key, policies, cost, mode, ban }: BucketRequest): Promise<BucketResult> {
     const nowMs = this.#checkedNow();
-    const table = this.#table(policies);
+    const table = this.#table(policies, ban);
     const stored = table.get(key);
     const current = stored && stored.idleAtMs > nowMs ? stored.states : undefined;
-    const { applied, states, write } = settlePolicies(policies, current, cost, mode, nowMs);
+    const { applied, states, bannedUntilMs, write } = settlePolicies(
+      policies,
+      current,
+      cost,
+      mode,
+      nowMs,
+      ban,
+    );
     if (write === null) {
       if (stored) this.#forget(stored);
     } else if (write !== undefined) {
@@ -88,7 +97,7 @@ export class MemoryStore implements Store {
         this.#insert(table, { owner: key, table, states: write.states, idleAtMs, heapKey: 0, heapIndex: 0 });
       }
     }
-    return { applied, nowMs, states };
+    return { applied, nowMs, states, bannedUntilMs };
   }
 
   /** {@inheritDoc Store.lease} */
@@ -105,8 +114,8 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.reset} */
-  async reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void> {
-    const stored = this.#table(policies).get(key);
+  async reset(key: string, policies: readonly ResolvedPolicy[], ban?: BanRule): Promise<void> {
+    const stored = this.#table(policies, ban).get(key);
     if (stored) this.#forget(stored);
   }
 
@@ -132,13 +141,13 @@ export class MemoryStore implements Store {
     return this.#leases;
   }
 
-  #table(policies: readonly ResolvedPolicy[]): Map<string, StoredKey> {
-    let table = this.#tableOf.get(policies);
+  #table(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): Map<string, StoredKey> {
+    let table = this.#tableOf.get(ban ?? policies);
     if (table === undefined) {
-      const setKey = policySetKey(policies);
+      const setKey = policySetKey(policies, ban);
       table = this.#tables.get(setKey) ?? new Map<string, StoredKey>();
       this.#tables.set(setKey, table);
-      this.#tableOf.set(policies, table);
+      this.#tableOf.set(ban ?? policies, table);
     }
     return table;
   }

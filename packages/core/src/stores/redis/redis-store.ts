@@ -1,4 +1,5 @@
 /** Buckets and leases in Redis, shared by every app server: each check is decided by one atomic script. */
+import type { BanRule } from '../../algorithms/ban/ban.js';
 import { DeadlineWatch } from '../../deadline-watch.js';
 import { Warnings } from '../../http/warnings.js';
 import type { ResolvedPolicy } from '../../policy.js';
@@ -16,7 +17,15 @@ import {
   resolveRedisStoreOptions,
 } from './redis-store-options.js';
 import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
-import { EXPIRED, LEASE_SCRIPT, REFUSED, RefusedCheckError, SETTLE_SCRIPT, statesOf } from './scripts.js';
+import {
+  bannedUntil,
+  EXPIRED,
+  LEASE_SCRIPT,
+  REFUSED,
+  RefusedCheckError,
+  SETTLE_SCRIPT,
+  statesOf,
+} from './scripts.js';
 import { ServerClockOffset } from './server-clock.js';
 import { checkEvictionPolicy, checkQueueing } from './setup-checks.js';
 
@@ -79,10 +88,10 @@ export class RedisStore implements Store {
   }
 
   /** {@inheritDoc Store.update} */
-  async update({ key, policies, cost, mode, timeoutMs }: BucketRequest): Promise<BucketResult> {
-    const storeKey = this.#keyOf(key, policies);
+  async update({ key, policies, cost, mode, timeoutMs, ban }: BucketRequest): Promise<BucketResult> {
+    const storeKey = this.#keyOf(key, policies, ban);
     const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
-    const check = { key: storeKey, policies, nowArg, cost, mode, timeoutMs };
+    const check = { key: storeKey, policies, ban, nowArg, cost, mode, timeoutMs };
     // The batcher gives up on the check itself, timing it from when it is really written.
     const { answer, sentAtMs } = (await this.#call(
       timeoutMs,
@@ -105,7 +114,12 @@ export class RedisStore implements Store {
     }
     this.#breaker.succeeded();
     if (!this.#serverChecked) this.#checkServer();
-    return { applied: status === 1, nowMs, states: statesOf(policies, answer) };
+    return {
+      applied: status === 1,
+      nowMs,
+      states: statesOf(policies, answer),
+      bannedUntilMs: bannedUntil(answer),
+    };
   }
 
   /** {@inheritDoc Store.lease} */
@@ -133,8 +147,8 @@ export class RedisStore implements Store {
   }
 
   /** {@inheritDoc Store.reset} */
-  async reset(key: string, policies: readonly ResolvedPolicy[]): Promise<void> {
-    const storeKey = this.#keyOf(key, policies);
+  async reset(key: string, policies: readonly ResolvedPolicy[], ban?: BanRule): Promise<void> {
+    const storeKey = this.#keyOf(key, policies, ban);
     await this.#call(undefined, () => this.#client.del(storeKey), false);
     this.#breaker.succeeded();
   }
@@ -191,8 +205,8 @@ export class RedisStore implements Store {
   }
 
   /** `{owner}` is the hash tag: every bucket of one owner lands in the same Cluster slot. */
-  #keyOf(owner: string, policies: readonly ResolvedPolicy[]): string {
-    return `${this.#prefix}{${checkedOwner(owner)}}:${policySetKey(policies)}`;
+  #keyOf(owner: string, policies: readonly ResolvedPolicy[], ban?: BanRule): string {
+    return `${this.#prefix}{${checkedOwner(owner)}}:${policySetKey(policies, ban)}`;
   }
 
   /** Once, after the first answer: warns if Redis may evict live buckets (or, late, if the client queues). */

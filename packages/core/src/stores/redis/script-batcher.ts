@@ -4,6 +4,7 @@
  * as one script call. Redis pays its per-command cost once per batch, and — unlike a client's own
  * auto-pipelining — each check's deadline starts when it is really written.
  */
+import type { BanRule } from '../../algorithms/ban/ban.js';
 import { ALGORITHMS } from '../../algorithms/registry.js';
 import type { DeadlineWatch, Watched } from '../../deadline-watch.js';
 import type { ResolvedPolicy } from '../../policy.js';
@@ -17,6 +18,8 @@ export type SendBatch = (keys: string[], args: string[]) => Promise<unknown[]>;
 export interface ScriptCheck {
   readonly key: string;
   readonly policies: readonly ResolvedPolicy[];
+  /** The limiter's ban, if it has one. */
+  readonly ban: BanRule | undefined;
   /** The store's clock, or `''` for the server's. */
   readonly nowArg: string;
   readonly cost: number;
@@ -59,7 +62,7 @@ interface Group {
 export class ScriptBatcher {
   readonly #settings: BatcherSettings;
   readonly #groups = new Map<number, Group>();
-  readonly #policyArgs = new WeakMap<readonly ResolvedPolicy[], string[]>();
+  readonly #policyArgs = new WeakMap<object, string[]>();
 
   constructor(settings: BatcherSettings) {
     this.#settings = settings;
@@ -107,17 +110,19 @@ export class ScriptBatcher {
 
   #send(group: Group, batch: Queued[]): void {
     const { watch, deadlineArg, send } = this.#settings;
-    const setOf = new Map<readonly ResolvedPolicy[], number>();
+    // A set is the policies and the ban of one limiter: the ban rule, made once per limiter, names it.
+    const setOf = new Map<object, number>();
     const setArgs: string[] = [];
     const checkArgs: string[] = [];
     const keys: string[] = [];
     const sentAtMs = Date.now();
     for (const queued of batch) {
-      let set = setOf.get(queued.policies);
+      const setId = queued.ban ?? queued.policies;
+      let set = setOf.get(setId);
       if (set === undefined) {
         set = setOf.size + 1;
-        setOf.set(queued.policies, set);
-        setArgs.push(...this.#argsOf(queued.policies));
+        setOf.set(setId, set);
+        setArgs.push(...this.#argsOf(queued.policies, queued.ban));
       }
       keys.push(queued.key);
       checkArgs.push(String(set), queued.nowArg, deadlineArg(sentAtMs, queued.timeoutMs));
@@ -147,9 +152,10 @@ export class ScriptBatcher {
     else queued.resolve({ answer, sentAtMs: queued.sentAtMs });
   }
 
-  /** `n, code, limit, windowMs, capacityUnits, …`: a policy set as the script reads it. */
-  #argsOf(policies: readonly ResolvedPolicy[]): string[] {
-    let args = this.#policyArgs.get(policies);
+  /** `n, code, limit, windowMs, capacityUnits, …, banAfter, banMs`: a policy set as the script reads it. */
+  #argsOf(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): string[] {
+    const setId = ban ?? policies;
+    let args = this.#policyArgs.get(setId);
     if (args === undefined) {
       args = [String(policies.length)];
       for (const p of policies) {
@@ -160,7 +166,8 @@ export class ScriptBatcher {
           String(p.capacityUnits),
         );
       }
-      this.#policyArgs.set(policies, args);
+      args.push(String(ban?.after ?? 0), String(ban?.durationMs ?? 0));
+      this.#policyArgs.set(setId, args);
     }
     return args;
   }

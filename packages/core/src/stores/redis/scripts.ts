@@ -28,6 +28,11 @@ export class RefusedCheckError extends Error {
   override readonly name = 'ReplyError';
 }
 
+/** When the client's ban ends, in a check's answer: its last field (0: not banned). */
+export function bannedUntil(answer: readonly unknown[]): number {
+  return Number(answer[answer.length - 1]);
+}
+
 /** The policies' states in a check's answer: each policy's fields after `applied` and `now`. */
 export function statesOf(policies: readonly ResolvedPolicy[], answer: readonly unknown[]): number[][] {
   let field = 2;

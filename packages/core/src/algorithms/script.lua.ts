@@ -21,27 +21,34 @@ import { ALGORITHM_LUA } from './registry.js';
  *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
  *
  * Returns one answer per check: { applied (1 or 0), now, then every policy's state fields, then when the
- * client's ban ends (0: not banned) }, as strings formatted with %.17g, since a Lua number returned as a number is truncated to an integer. A check whose
+ * client's ban ends (0: not banned) }: whole numbers as numbers, others as strings formatted with %.17g
+ * (a Lua number in a reply is truncated to an integer). A check whose
  * key Redis refuses (a key of another type, no memory to write) answers { -2, now, error } and changes
  * nothing: scripts do not roll back, so one bad key must not fail checks already applied.
  */
 export const SCRIPT_LUA = `
 local ALG = {}
 ${ALGORITHM_LUA.join('')}${BAN_LUA}
-local function fmt(x) return string.format('%.17g', x) end
+-- A number as it is stored and answered: a whole one below 1e14 as it is (Lua writes those exactly, and a
+-- reply carries it as an integer), any other with all its digits.
+local function num(x)
+  if type(x) == 'number' and x == math.floor(x) and x > -1e14 and x < 1e14 then return x end
+  if type(x) == 'string' then return x end
+  return string.format('%.17g', x)
+end
 
--- sets[s][i] = { alg, limit, window, capacity }; sets[s].ban = { after, duration } or nil
+-- sets[s][i] = { code, limit, window, capacity, algorithm }; sets[s].ban = { after, duration } or nil
 local sets, a = {}, 2
 for s = 1, tonumber(ARGV[1]) do
   local n = tonumber(ARGV[a])
   local set = {}
   for i = 1, n do
     local b = a + 4 * i - 3
-    set[i] = { alg = ALG[tonumber(ARGV[b])], limit = tonumber(ARGV[b + 1]),
-               window = tonumber(ARGV[b + 2]), capacity = tonumber(ARGV[b + 3]) }
+    local code = tonumber(ARGV[b])
+    set[i] = { code, tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ALG[code] }
   end
   local after = tonumber(ARGV[a + 1 + 4 * n])
-  if after > 0 then set.ban = { after = after, duration = tonumber(ARGV[a + 2 + 4 * n]) } end
+  if after > 0 then set.ban = { after, tonumber(ARGV[a + 2 + 4 * n]) } end
   sets[s] = set
   a = a + 3 + 4 * n
 end
@@ -56,73 +63,79 @@ local function clock()
   return serverNow
 end
 
--- The answer of a check: applied, now, every policy's state, when its ban ends.
-local function answer(applied, now, states, bannedUntil)
+-- The answer of a check: applied, now, the first \`last\` state fields (the policies'), when its ban ends.
+local function answer(applied, now, st, last, bannedUntil)
   local out = { applied, now }
-  for i = 1, #states do
-    for k = 1, #states[i] do out[#out + 1] = fmt(states[i][k]) end
-  end
-  out[#out + 1] = fmt(bannedUntil)
+  for k = 1, last do out[k + 2] = num(st[k]) end
+  out[last + 3] = num(bannedUntil)
   return out
 end
 
--- Stores the states (and the ban's) until all say no more than fresh ones; deletes the key when they do.
-local function write(key, set, states, ban, now)
-  local idle = ban and BAN.idle(ban, now) or 0
-  local value = {}
-  for i = 1, #set do
-    idle = math.max(idle, set[i].alg.idle(set[i], states[i], now))
-    for k = 1, #states[i] do value[#value + 1] = fmt(states[i][k]) end
+-- The stored value, split into numbers: st[1..n].
+local function parse(stored, st)
+  local from, n = 1, 0
+  while true do
+    local sep = string.find(stored, ':', from, true)
+    n = n + 1
+    if not sep then st[n] = tonumber(string.sub(stored, from)) return end
+    st[n] = tonumber(string.sub(stored, from, sep - 1))
+    from = sep + 1
   end
-  if ban then
-    value[#value + 1] = fmt(ban[1])
-    value[#value + 1] = fmt(ban[2])
-  end
-  if idle <= 0 then return redis.pcall('DEL', key) end
-  return redis.pcall('SET', key, table.concat(value, ':'), 'PX', string.format('%d', idle))
 end
 
 local function settle(key, set, now, cost, mode)
   local stored = redis.pcall('GET', key)
   if type(stored) == 'table' then return { -2, now, stored.err } end
-  local fields = {}
-  if stored then
-    for field in string.gmatch(stored, '[^:]+') do fields[#fields + 1] = tonumber(field) end
-  end
-  -- states[i]: policy i's state brought to now; fits: whether cost fits in every one.
-  local states, fits, f = {}, true, 1
+  -- st: every policy's state fields, then the ban's, brought to now in place; fits: whether cost fits.
+  local st, fits, o = {}, true, 1
+  if stored then parse(stored, st) end
   for i = 1, #set do
     local p = set[i]
-    local st
-    if stored then
-      st = {}
-      for k = 1, p.alg.fields do st[k] = fields[f + k - 1] end
-    end
-    f = f + p.alg.fields
-    states[i] = p.alg.current(p, st, now)
-    if not p.alg.fits(p, states[i], cost, now) then fits = false end
+    p[5].current(p, st, o, stored, now)
+    if fits and not p[5].fits(p, st, o, cost, now) then fits = false end
+    o = o + p[5].fields
   end
-  local ban
-  if set.ban then ban = BAN.current(stored and { fields[f], fields[f + 1] } or nil, now) end
+  local last, ban = o - 1, set.ban
+  if ban then BAN.current(st, o, stored, now) end
   local check = mode == 'consume' or mode == 'peek'
-  if ban and check and BAN.banned(ban, now) then return answer(0, now, states, ban[2]) end
+  if ban and check and BAN.banned(st, o, now) then return answer(0, now, st, last, st[o + 1]) end
   if mode == 'peek' or (mode == 'consume' and not fits and not ban) then
-    return answer(fits and 1 or 0, now, states, 0)
+    return answer(fits and 1 or 0, now, st, last, 0)
   end
 
   local applied = 1
   if mode == 'consume' and not fits then
     -- A refusal changes nothing but the ban's count; the policies are written as they stand now.
     applied = 0
-    ban = BAN.refused(set.ban, ban, now)
+    BAN.refused(ban, st, o, now)
   else
-    local sign = mode == 'refund' and 1 or -1
-    for i = 1, #set do states[i] = set[i].alg.apply(set[i], states[i], cost, sign) end
-    if ban and mode == 'consume' then ban = { 0, 0 } end
+    local sign, q = mode == 'refund' and 1 or -1, 1
+    for i = 1, #set do
+      set[i][5].apply(set[i], st, q, cost, sign)
+      q = q + set[i][5].fields
+    end
+    if ban and mode == 'consume' then BAN.admitted(st, o) end
   end
-  local written = write(key, set, states, ban, now)
+  -- Kept until every state says no more than a fresh one; deleted when they already do.
+  local idle, q = 0, 1
+  for i = 1, #set do
+    idle = math.max(idle, set[i][5].idle(set[i], st, q, now))
+    q = q + set[i][5].fields
+  end
+  local bannedUntil, fields = 0, last
+  if ban then
+    idle = math.max(idle, BAN.idle(st, o, now))
+    bannedUntil, fields = st[o + 1], o + 1
+  end
+  local written
+  if idle <= 0 then
+    written = redis.pcall('DEL', key)
+  else
+    for k = 1, fields do st[k] = num(st[k]) end
+    written = redis.pcall('SET', key, table.concat(st, ':', 1, fields), 'PX', idle)
+  end
   if type(written) == 'table' and written.err then return { -2, now, written.err } end
-  return answer(applied, now, states, ban and ban[2] or 0)
+  return answer(applied, now, st, last, bannedUntil)
 end
 
 local answers = {}

@@ -1,19 +1,18 @@
 /**
- * Bans in Lua, for the Redis script: `ban.ts` step for step. `b` is `{ refusals, bannedUntilMs }`; `rule`
- * is `{ after, duration }`.
+ * Bans in Lua, for the Redis script: `ban.ts` step for step, on the flat state array `st` at offset `o`
+ * (`st[o]` the refusals in a row, `st[o + 1]` when the ban ends), changed in place. `rule` is
+ * `{ after, duration }`.
  */
 export const BAN_LUA = `
 local BAN = {
-  current = function(st, now)
-    if not st then return { 0, 0 } end
-    if st[2] > 0 and st[2] <= now then return { 0, 0 } end
-    return { st[1], st[2] }
+  current = function(st, o, stored, now)
+    if not stored or (st[o + 1] > 0 and st[o + 1] <= now) then st[o], st[o + 1] = 0, 0 end
   end,
-  banned = function(b, now) return b[2] > now end,
-  refused = function(rule, b, now)
-    if b[1] + 1 >= rule.after then return { 0, now + rule.duration } end
-    return { b[1] + 1, 0 }
+  banned = function(st, o, now) return st[o + 1] > now end,
+  refused = function(rule, st, o, now)
+    if st[o] + 1 >= rule[1] then st[o], st[o + 1] = 0, now + rule[2] else st[o] = st[o] + 1 end
   end,
-  idle = function(b, now) return math.max(0, b[2] - now) end,
+  admitted = function(st, o) st[o], st[o + 1] = 0, 0 end,
+  idle = function(st, o, now) return math.max(0, st[o + 1] - now) end,
 }
 `;

@@ -1,24 +1,24 @@
 /**
- * The fixed window in Lua, for the Redis script: `fixed-window.ts` line for line. The state `st` is
- * `{ windowStartMs, count }`; `p` is `{ limit, window, capacity }`.
+ * The fixed window in Lua, for the Redis script: `fixed-window.ts` step for step, on the flat state array
+ * `st` at offset `o` (`st[o]` the window's start, `st[o + 1]` its count), changed in place. `p` is
+ * `{ code, limit, window, capacity }`.
  */
 export const FIXED_WINDOW_LUA = `
 ALG[2] = {
   fields = 2,
-  current = function(p, st, now)
+  current = function(p, st, o, stored, now)
     -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
     -- stepped back keeps the window it is in.
-    if not st or st[2] <= 0 or now >= st[1] + p.window then return { now, 0 } end
-    return { st[1], st[2] }
+    if not stored or st[o + 1] <= 0 or now >= st[o] + p[3] then st[o], st[o + 1] = now, 0 end
   end,
-  fits = function(p, st, cost)
-    return st[2] + cost <= p.limit
+  fits = function(p, st, o, cost)
+    return st[o + 1] + cost <= p[2]
   end,
-  apply = function(p, st, cost, sign)
-    return { st[1], math.max(0, st[2] - sign * cost) }
+  apply = function(p, st, o, cost, sign)
+    st[o + 1] = math.max(0, st[o + 1] - sign * cost)
   end,
-  idle = function(p, st, now)
-    if st[2] > 0 then return st[1] + p.window - now end
+  idle = function(p, st, o, now)
+    if st[o + 1] > 0 then return st[o] + p[3] - now end
     return 0
   end,
 }

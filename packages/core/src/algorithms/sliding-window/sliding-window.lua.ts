@@ -1,33 +1,33 @@
 /**
- * The sliding window in Lua, for the Redis script: `sliding-window.ts` line for line. The state `st` is
- * `{ windowStartMs, previousCount, currentCount }`, windows aligned to the epoch; `p` is
- * `{ limit, window, capacity }`. The estimate is compared times `window`, in whole numbers.
+ * The sliding window in Lua, for the Redis script: `sliding-window.ts` step for step, on the flat state
+ * array `st` at offset `o` (`st[o]` the current window's start, aligned to the clock, `st[o + 1]` the
+ * previous window's count, `st[o + 2]` the current one's), changed in place. `p` is
+ * `{ code, limit, window, capacity }`. The estimate is compared times the window, in whole numbers.
  */
 export const SLIDING_WINDOW_LUA = `
--- The estimate times the window at now: the previous count weighted by what the sliding window still covers.
-local function weighted(p, st, now)
-  local elapsed = math.min(p.window, math.max(0, now - st[1]))
-  return st[2] * (p.window - elapsed) + st[3] * p.window
-end
 ALG[3] = {
   fields = 3,
-  current = function(p, st, now)
-    local start = math.floor(now / p.window) * p.window
-    if not st then return { start, 0, 0 } end
+  current = function(p, st, o, stored, now)
+    local window = p[3]
+    local start = math.floor(now / window) * window
+    if not stored then st[o], st[o + 1], st[o + 2] = start, 0, 0 return end
     -- A clock that stepped back keeps the stored windows.
-    if start <= st[1] then return { st[1], st[2], st[3] } end
-    if start == st[1] + p.window then return { start, st[3], 0 } end
-    return { start, 0, 0 }
+    if start <= st[o] then return end
+    if start == st[o] + window then st[o], st[o + 1], st[o + 2] = start, st[o + 2], 0 return end
+    st[o], st[o + 1], st[o + 2] = start, 0, 0
   end,
-  fits = function(p, st, cost, now)
-    return weighted(p, st, now) + cost * p.window <= p.limit * p.window
+  fits = function(p, st, o, cost, now)
+    -- The previous window's count, weighted by what the sliding window still covers of it.
+    local window = p[3]
+    local elapsed = math.min(window, math.max(0, now - st[o]))
+    return st[o + 1] * (window - elapsed) + (st[o + 2] + cost) * window <= p[2] * window
   end,
-  apply = function(p, st, cost, sign)
-    return { st[1], st[2], math.max(0, st[3] - sign * cost) }
+  apply = function(p, st, o, cost, sign)
+    st[o + 2] = math.max(0, st[o + 2] - sign * cost)
   end,
-  idle = function(p, st, now)
-    if st[3] > 0 then return st[1] + 2 * p.window - now end
-    if st[2] > 0 then return st[1] + p.window - now end
+  idle = function(p, st, o, now)
+    if st[o + 2] > 0 then return st[o] + 2 * p[3] - now end
+    if st[o + 1] > 0 then return st[o] + p[3] - now end
     return 0
   end,
 }

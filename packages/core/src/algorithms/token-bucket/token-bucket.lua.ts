@@ -1,25 +1,27 @@
 /**
- * The token bucket in Lua, for the Redis script: `token-bucket.ts` line for line. The state `st` is
- * `{ levelUnits, atMs }`; `p` is `{ limit, window, capacity }` with the capacity in units.
+ * The token bucket in Lua, for the Redis script: `token-bucket.ts` step for step, on the flat state array
+ * `st` at offset `o` (`st[o]` the level in units, `st[o + 1]` when it was true), changed in place so a
+ * check allocates nothing per policy. `p` is `{ code, limit, window, capacity }`, the capacity in units.
  */
 export const TOKEN_BUCKET_LUA = `
 ALG[1] = {
   fields = 2,
-  current = function(p, st, now)
-    if not st then return { p.capacity, now } end
+  current = function(p, st, o, stored, now)
+    if not stored then st[o], st[o + 1] = p[4], now return end
     -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
-    local refilled = st[1] + math.max(0, now - st[2]) * p.limit
-    return { math.min(p.capacity, refilled), math.max(now, st[2]) }
+    local at = st[o + 1]
+    st[o] = math.min(p[4], st[o] + math.max(0, now - at) * p[2])
+    if at < now then st[o + 1] = now end
   end,
-  fits = function(p, st, cost)
-    return st[1] >= cost * p.window
+  fits = function(p, st, o, cost)
+    return st[o] >= cost * p[3]
   end,
-  apply = function(p, st, cost, sign)
-    return { math.min(p.capacity, st[1] + sign * cost * p.window), st[2] }
+  apply = function(p, st, o, cost, sign)
+    st[o] = math.min(p[4], st[o] + sign * cost * p[3])
   end,
-  idle = function(p, st, now)
-    if st[1] >= p.capacity then return 0 end
-    return st[2] - now + math.ceil((p.capacity - st[1]) / p.limit)
+  idle = function(p, st, o, now)
+    if st[o] >= p[4] then return 0 end
+    return st[o + 1] - now + math.ceil((p[4] - st[o]) / p[2])
   end,
 }
 `;

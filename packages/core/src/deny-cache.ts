@@ -95,9 +95,10 @@ export class DenyCache {
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i] as ResolvedPolicy;
       const algorithm = ALGORITHMS[policy.algorithm];
-      const state = algorithm.current(policy, denial.states[i], nowMs);
+      const state = [...(denial.states[i] as readonly number[])];
+      algorithm.current(policy, state, 0, true, nowMs);
       states[i] = state;
-      if (!algorithm.fits(policy, state, cost, nowMs)) fits = false;
+      if (!algorithm.fits(policy, state, 0, cost, nowMs)) fits = false;
     }
     if (fits && bannedUntilMs <= nowMs) return undefined;
     return decide(policies, { applied: false, nowMs, states, bannedUntilMs }, cost);

@@ -77,3 +77,41 @@ describe('MemoryStore under a flood', () => {
     expect(store.size).toBe(2);
   });
 });
+
+describe('MemoryStore slots', () => {
+  it("keeps every key's states when a limiter with more numbers per key starts sharing the store", async () => {
+    const clock = clockAt(1_000_000);
+    const store = new MemoryStore({ clock: clock.now });
+    const narrow = createLimiter({ store, policies: { limit: 10, window: '1h' }, namespace: 'narrow' });
+    for (let i = 0; i < 2000; i++) await narrow.consume(`client-${i}`, { cost: 1 + (i % 10) });
+    // Three policies and a ban take 9 numbers a key, where the first limiter's took 2.
+    const wide = createLimiter({
+      store,
+      policies: [
+        { name: 'burst', limit: 3, window: '1s', algorithm: 'fixed-window' },
+        { name: 'hour', limit: 50, window: '1h', algorithm: 'sliding-window' },
+        { name: 'day', limit: 500, window: '1d' },
+      ],
+      ban: { after: 2, duration: '1m' },
+      namespace: 'wide',
+    });
+    for (let i = 0; i < 3; i++) expect((await wide.consume('client-0')).allowed).toBe(true);
+    for (let i = 0; i < 2000; i++) {
+      expect((await narrow.peek(`client-${i}`)).decidedBy.remaining).toBe(10 - (1 + (i % 10)));
+    }
+    expect((await wide.consume('client-0')).reason).toBe('limited');
+    expect((await wide.consume('client-0')).reason).toBe('banned');
+    expect((await wide.peek('client-0')).policies.map((p) => p.remaining)).toEqual([0, 47, 497]);
+  });
+
+  it('gives a forgotten key a fresh state, whatever the slot it gets held before', async () => {
+    const clock = clockAt(1_000_000);
+    const store = new MemoryStore({ clock: clock.now });
+    const limiter = createLimiter({ store, policies: { limit: 5, window: '1m' } });
+    for (let i = 0; i < 100; i++) await limiter.consume(`old-${i}`, { cost: 4 });
+    for (let i = 0; i < 100; i++) await limiter.refund(`old-${i}`, 4); // full again: forgotten, slots freed
+    expect(store.size).toBe(0);
+    for (let i = 0; i < 100; i++) expect((await limiter.consume(`new-${i}`)).decidedBy.remaining).toBe(4);
+    expect(store.size).toBe(100);
+  });
+});

@@ -9,8 +9,17 @@ import type { ResolvedPolicy } from '../policy.js';
 export type PolicyState = number[];
 
 /**
- * The operations every algorithm provides, each pure. A missing state is a fresh one: nothing counted.
- * An algorithm's availability never shrinks as time passes without charges; the deny cache relies on it.
+ * Every state of a key, policy after policy, each at its offset: a check reads and changes them in
+ * place, as the Redis script does, so it allocates nothing per policy.
+ */
+export interface StateFields {
+  [field: number]: number;
+}
+
+/**
+ * The operations every algorithm provides, on its `fields` numbers at offset `o` of `st`. A missing state
+ * is a fresh one: nothing counted. An algorithm's availability never shrinks as time passes without
+ * charges; the deny cache relies on it.
  */
 export interface Algorithm {
   /** Its name, as policies give it. */
@@ -21,14 +30,17 @@ export interface Algorithm {
   readonly fields: number;
   /** Checks the policy makes sense for this algorithm; throws a `TypeError` naming `where`. */
   validate(policy: ResolvedPolicy, where: string): void;
-  /** The state at `nowMs`: a stored one brought forward (refilled, rolled over), or a fresh one. */
-  current(policy: ResolvedPolicy, stored: readonly number[] | undefined, nowMs: number): PolicyState;
-  /** Whether `cost` fits in `state` at `nowMs` (the time `state` was brought to). */
-  fits(policy: ResolvedPolicy, state: readonly number[], cost: number, nowMs: number): boolean;
-  /** The state after charging `cost` (`sign` -1) or giving it back (`sign` 1). */
-  apply(policy: ResolvedPolicy, state: readonly number[], cost: number, sign: 1 | -1): PolicyState;
+  /**
+   * Brings the state to `nowMs` in place (refilled, rolled over); when nothing was `stored`, writes a
+   * fresh one.
+   */
+  current(policy: ResolvedPolicy, st: StateFields, o: number, stored: boolean, nowMs: number): void;
+  /** Whether `cost` fits in the state at `nowMs` (the time it was brought to). */
+  fits(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, nowMs: number): boolean;
+  /** Charges `cost` (`sign` -1) or gives it back (`sign` 1), in place. */
+  apply(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, sign: 1 | -1): void;
   /** Ms from `nowMs` until the state says no more than a fresh one: 0 means it can be forgotten now. */
-  idleMs(policy: ResolvedPolicy, state: readonly number[], nowMs: number): number;
-  /** The policy's part of a decision about `cost`. */
+  idleMs(policy: ResolvedPolicy, st: StateFields, o: number, nowMs: number): number;
+  /** The policy's part of a decision about `cost`, from its state alone (as a store answers it). */
   describe(policy: ResolvedPolicy, state: readonly number[], cost: number, nowMs: number): PolicyDecision;
 }

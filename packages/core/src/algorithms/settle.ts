@@ -1,40 +1,37 @@
 /**
  * One operation on all of a key's policies at once, whatever their algorithms: read, bring forward,
  * judge and write, all or none — and the limiter's ban, if it has one. The memory store runs this; the
- * Redis script does the same in Lua.
+ * Redis script does the same in Lua (`script.lua.ts`), step for step.
  */
 import type { ResolvedPolicy } from '../policy.js';
 import type { BucketMode } from '../store.js';
-import type { PolicyState } from './algorithm.js';
-import {
-  admitted,
-  type BanRule,
-  type BanState,
-  banIdleMs,
-  currentBan,
-  isBanned,
-  refused,
-} from './ban/ban.js';
+import type { StateFields } from './algorithm.js';
+import { admitted, type BanRule, banIdleMs, bannedUntil, currentBan, refused } from './ban/ban.js';
 import { ALGORITHMS } from './registry.js';
 
-/** What to store after an operation: these states for `ttlMs`, or nothing (`null`: all are idle). */
-export type StatesWrite = { readonly states: number[][]; readonly ttlMs: number } | null;
-
-/** The outcome of {@link settlePolicies}: the decision, the states, and what to write (if anything). */
-export interface SettledPolicies {
+/** The outcome of {@link settlePolicies}, besides the states it left in place. */
+export interface Settled {
   readonly applied: boolean;
-  /** Each policy's state after the operation, in policy order. */
-  readonly states: PolicyState[];
   /** When the client's ban ends (ms since the epoch); 0 when it is not banned. */
   readonly bannedUntilMs: number;
-  /** `undefined` when nothing changed and nothing is to be written. */
-  readonly write: StatesWrite | undefined;
+  /**
+   * What to store: the states for this many ms; 0 to forget the key (every state is as good as fresh);
+   * `undefined` when nothing changed and nothing is to be written.
+   */
+  readonly keepMs: number | undefined;
+}
+
+/** How many numbers a key's states take: every policy's, then the ban's two. */
+export function stateFieldCount(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): number {
+  let fields = ban === undefined ? 0 : 2;
+  for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
+  return fields;
 }
 
 /**
- * Decides one operation at `nowMs` on the states stored for a key (`undefined`: none; with a `ban`, its
- * state follows the policies'). Pure: the caller reads the states before and stores `write` after, with
- * nothing in between.
+ * Decides one operation at `nowMs` on a key's states in `st` (every policy's fields in policy order, then
+ * the ban's; `stored` false: none yet, all fresh), bringing them forward and changing them in place. The
+ * caller reads the states before and stores them as `keepMs` says after, with nothing in between.
  * - `consume`: charge `cost` to every policy if it fits in all, else charge none (and, with a ban, count
  *   the refusal: `ban.after` in a row ban the client for `ban.durationMs`, during which it is refused);
  * - `peek`: say whether it would fit, charging nothing;
@@ -43,59 +40,72 @@ export interface SettledPolicies {
  */
 export function settlePolicies(
   policies: readonly ResolvedPolicy[],
-  stored: readonly (readonly number[])[] | undefined,
+  st: StateFields,
+  stored: boolean,
   cost: number,
   mode: BucketMode,
   nowMs: number,
   ban?: BanRule,
-): SettledPolicies {
+): Settled {
   const count = policies.length;
-  const states = new Array<PolicyState>(count);
   let fits = true;
+  let o = 0;
   for (let i = 0; i < count; i++) {
     const policy = policies[i] as ResolvedPolicy;
     const algorithm = ALGORITHMS[policy.algorithm];
-    const state = algorithm.current(policy, stored?.[i], nowMs);
-    states[i] = state;
-    if (!algorithm.fits(policy, state, cost, nowMs)) fits = false;
+    algorithm.current(policy, st, o, stored, nowMs);
+    if (fits && !algorithm.fits(policy, st, o, cost, nowMs)) fits = false;
+    o += algorithm.fields;
   }
-  const banState = ban === undefined ? undefined : currentBan(stored?.[count], nowMs);
   const checks = mode === 'consume' || mode === 'peek';
-  if (banState !== undefined && checks && isBanned(banState, nowMs)) {
-    return { applied: false, states, bannedUntilMs: banState[1], write: undefined };
+  if (ban !== undefined) {
+    currentBan(st, o, stored, nowMs);
+    if (checks && bannedUntil(st, o) > nowMs) {
+      return { applied: false, bannedUntilMs: bannedUntil(st, o), keepMs: undefined };
+    }
   }
   if (mode === 'peek' || (mode === 'consume' && !fits && ban === undefined)) {
-    return { applied: fits, states, bannedUntilMs: 0, write: undefined };
+    return { applied: fits, bannedUntilMs: 0, keepMs: undefined };
   }
+  let applied = true;
   if (mode === 'consume' && !fits) {
     // A refusal changes nothing but the ban's count; the policies are written as they stand now.
-    const next = refused(ban as BanRule, banState as BanState, nowMs);
-    return { applied: false, states, bannedUntilMs: next[1], write: writeOf(policies, states, next, nowMs) };
+    applied = false;
+    refused(ban as BanRule, st, o, nowMs);
+  } else {
+    const sign = mode === 'refund' ? 1 : -1;
+    for (let i = 0, q = 0; i < count; i++) {
+      const policy = policies[i] as ResolvedPolicy;
+      const algorithm = ALGORITHMS[policy.algorithm];
+      algorithm.apply(policy, st, q, cost, sign);
+      q += algorithm.fields;
+    }
+    if (ban !== undefined && mode === 'consume') admitted(st, o);
   }
-  const sign = mode === 'refund' ? 1 : -1;
-  for (let i = 0; i < count; i++) {
+  // Kept until every state says no more than a fresh one; forgotten when they already do.
+  let idleMs = ban === undefined ? 0 : banIdleMs(st, o, nowMs);
+  for (let i = 0, q = 0; i < count; i++) {
     const policy = policies[i] as ResolvedPolicy;
-    states[i] = ALGORITHMS[policy.algorithm].apply(policy, states[i] as PolicyState, cost, sign);
+    const algorithm = ALGORITHMS[policy.algorithm];
+    idleMs = Math.max(idleMs, algorithm.idleMs(policy, st, q, nowMs));
+    q += algorithm.fields;
   }
-  const next = banState === undefined ? undefined : mode === 'consume' ? admitted() : banState;
-  return { applied: true, states, bannedUntilMs: 0, write: writeOf(policies, states, next, nowMs) };
+  return {
+    applied,
+    bannedUntilMs: ban === undefined ? 0 : bannedUntil(st, o),
+    keepMs: Math.max(0, idleMs),
+  };
 }
 
-/**
- * What to store: the states (and the ban's) until all of them say no more than fresh ones; nothing when
- * they already do.
- */
-function writeOf(
-  policies: readonly ResolvedPolicy[],
-  states: PolicyState[],
-  banState: BanState | undefined,
-  nowMs: number,
-): StatesWrite {
-  let idleMs = banState === undefined ? 0 : banIdleMs(banState, nowMs);
-  for (let i = 0; i < policies.length; i++) {
-    const policy = policies[i] as ResolvedPolicy;
-    idleMs = Math.max(idleMs, ALGORITHMS[policy.algorithm].idleMs(policy, states[i] as PolicyState, nowMs));
+/** Each policy's state, copied out of `st` as a store answers them. */
+export function policyStates(policies: readonly ResolvedPolicy[], st: StateFields): number[][] {
+  const states = new Array<number[]>(policies.length);
+  for (let i = 0, o = 0; i < policies.length; i++) {
+    const { fields } = ALGORITHMS[(policies[i] as ResolvedPolicy).algorithm];
+    const state = new Array<number>(fields);
+    for (let k = 0; k < fields; k++) state[k] = st[o + k] as number;
+    states[i] = state;
+    o += fields;
   }
-  if (idleMs <= 0) return null;
-  return { states: banState === undefined ? states : [...states, banState], ttlMs: idleMs };
+  return states;
 }

@@ -17,24 +17,26 @@ export const fixedWindow: Algorithm = {
     }
   },
 
-  current(policy, stored, nowMs) {
+  current(policy, st, o, stored, nowMs) {
     // A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
     // stepped back keeps the window it is in.
-    const [startMs = nowMs, count = 0] = stored ?? [];
-    if (stored === undefined || count <= 0 || nowMs >= startMs + policy.windowMs) return [nowMs, 0];
-    return [startMs, count];
+    if (!stored || (st[o + 1] as number) <= 0 || nowMs >= (st[o] as number) + policy.windowMs) {
+      st[o] = nowMs;
+      st[o + 1] = 0;
+    }
   },
 
-  fits(policy, [, count = 0], cost) {
-    return count + cost <= policy.limit;
+  fits(policy, st, o, cost) {
+    return (st[o + 1] as number) + cost <= policy.limit;
   },
 
-  apply(_policy, [startMs = 0, count = 0], cost, sign) {
-    return [startMs, Math.max(0, count - sign * cost)];
+  apply(_policy, st, o, cost, sign) {
+    st[o + 1] = Math.max(0, (st[o + 1] as number) - sign * cost);
   },
 
-  idleMs(policy, [startMs = 0, count = 0], nowMs) {
-    return count > 0 ? startMs + policy.windowMs - nowMs : 0;
+  idleMs(policy, st, o, nowMs) {
+    const count = st[o + 1] as number;
+    return count > 0 ? (st[o] as number) + policy.windowMs - nowMs : 0;
   },
 
   describe(policy, [startMs = 0, count = 0], cost, nowMs) {

@@ -12,23 +12,12 @@
  * see up to (but never) `2 × limit`; crowded at its start, the estimate remembers them too long and
  * admits less. Cloudflare measured 0.003% of requests wrongly admitted or refused on real traffic.
  */
-import type { Algorithm } from '../algorithm.js';
+import type { Algorithm, StateFields } from '../algorithm.js';
 
-/** `[start, previous, current]` as of `nowMs`. */
-function roll(windowMs: number, stored: readonly number[] | undefined, nowMs: number): number[] {
-  const start = Math.floor(nowMs / windowMs) * windowMs;
-  if (stored === undefined) return [start, 0, 0];
-  const [storedStart = start, previous = 0, current = 0] = stored;
-  // A clock that stepped back keeps the stored windows.
-  if (start <= storedStart) return [storedStart, previous, current];
-  if (start === storedStart + windowMs) return [start, current, 0];
-  return [start, 0, 0];
-}
-
-/** The estimate times `windowMs` at `atMs` (clamped to the current window). */
-function weighted(windowMs: number, [start = 0, previous = 0, current = 0]: readonly number[], atMs: number) {
-  const elapsedMs = Math.min(windowMs, Math.max(0, atMs - start));
-  return previous * (windowMs - elapsedMs) + current * windowMs;
+/** The estimate times `windowMs` at `atMs` (clamped to the current window), of the state at `o`. */
+function weighted(windowMs: number, st: StateFields, o: number, atMs: number): number {
+  const elapsedMs = Math.min(windowMs, Math.max(0, atMs - (st[o] as number)));
+  return (st[o + 1] as number) * (windowMs - elapsedMs) + (st[o + 2] as number) * windowMs;
 }
 
 /**
@@ -45,7 +34,7 @@ function waitUntil(
   if (allowed < 0) return undefined;
   const [start = 0, previous = 0, current = 0] = state;
   const from = Math.max(nowMs, start);
-  if (weighted(windowMs, state, from) <= allowed) return from - nowMs;
+  if (weighted(windowMs, state, 0, from) <= allowed) return from - nowMs;
   const end = start + windowMs;
   if (previous > 0 && allowed - current * windowMs >= 0) {
     const at = Math.ceil(end - (allowed - current * windowMs) / previous);
@@ -68,27 +57,35 @@ export const slidingWindow: Algorithm = {
     }
   },
 
-  current(policy, stored, nowMs) {
-    return roll(policy.windowMs, stored, nowMs);
+  current(policy, st, o, stored, nowMs) {
+    const { windowMs } = policy;
+    const start = Math.floor(nowMs / windowMs) * windowMs;
+    const storedStart = st[o] as number;
+    // A clock that stepped back keeps the stored windows.
+    if (stored && start <= storedStart) return;
+    st[o + 1] = stored && start === storedStart + windowMs ? (st[o + 2] as number) : 0;
+    st[o] = start;
+    st[o + 2] = 0;
   },
 
-  fits(policy, state, cost, nowMs) {
+  fits(policy, st, o, cost, nowMs) {
     const { limit, windowMs } = policy;
-    return weighted(windowMs, state, nowMs) + cost * windowMs <= limit * windowMs;
+    return weighted(windowMs, st, o, nowMs) + cost * windowMs <= limit * windowMs;
   },
 
-  apply(_policy, [start = 0, previous = 0, current = 0], cost, sign) {
-    return [start, previous, Math.max(0, current - sign * cost)];
+  apply(_policy, st, o, cost, sign) {
+    st[o + 2] = Math.max(0, (st[o + 2] as number) - sign * cost);
   },
 
-  idleMs(policy, [start = 0, previous = 0, current = 0], nowMs) {
-    if (current > 0) return start + 2 * policy.windowMs - nowMs;
-    return previous > 0 ? start + policy.windowMs - nowMs : 0;
+  idleMs(policy, st, o, nowMs) {
+    const start = st[o] as number;
+    if ((st[o + 2] as number) > 0) return start + 2 * policy.windowMs - nowMs;
+    return (st[o + 1] as number) > 0 ? start + policy.windowMs - nowMs : 0;
   },
 
   describe(policy, state, cost, nowMs) {
     const { name, limit, windowMs } = policy;
-    const free = limit * windowMs - weighted(windowMs, state, nowMs);
+    const free = limit * windowMs - weighted(windowMs, state, 0, nowMs);
     const remaining = Math.max(0, Math.floor(free / windowMs));
     const needed = (tokens: number) => waitUntil(windowMs, state, (limit - tokens) * windowMs, nowMs);
     return {

@@ -14,25 +14,30 @@ export const tokenBucket: Algorithm = {
 
   validate() {},
 
-  current(policy, stored, nowMs) {
-    if (stored === undefined) return [policy.capacityUnits, nowMs];
-    const [level = 0, atMs = nowMs] = stored;
+  current(policy, st, o, stored, nowMs) {
+    if (!stored) {
+      st[o] = policy.capacityUnits;
+      st[o + 1] = nowMs;
+      return;
+    }
     // A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
-    const refilled = level + Math.max(0, nowMs - atMs) * policy.limit;
-    return [Math.min(policy.capacityUnits, refilled), Math.max(nowMs, atMs)];
+    const atMs = st[o + 1] as number;
+    st[o] = Math.min(policy.capacityUnits, (st[o] as number) + Math.max(0, nowMs - atMs) * policy.limit);
+    if (atMs < nowMs) st[o + 1] = nowMs;
   },
 
-  fits(policy, [level = 0], cost) {
-    return level >= cost * policy.windowMs;
+  fits(policy, st, o, cost) {
+    return (st[o] as number) >= cost * policy.windowMs;
   },
 
-  apply(policy, [level = 0, atMs = 0], cost, sign) {
-    return [Math.min(policy.capacityUnits, level + sign * cost * policy.windowMs), atMs];
+  apply(policy, st, o, cost, sign) {
+    st[o] = Math.min(policy.capacityUnits, (st[o] as number) + sign * cost * policy.windowMs);
   },
 
-  idleMs(policy, [level = 0, atMs = 0], nowMs) {
+  idleMs(policy, st, o, nowMs) {
+    const level = st[o] as number;
     if (level >= policy.capacityUnits) return 0;
-    return atMs - nowMs + Math.ceil((policy.capacityUnits - level) / policy.limit);
+    return (st[o + 1] as number) - nowMs + Math.ceil((policy.capacityUnits - level) / policy.limit);
   },
 
   describe(policy, [level = 0], cost) {

@@ -2,11 +2,11 @@
 
 import type { BanRule } from '../../algorithms/ban/ban.js';
 import { acquireLease, type Leases, releaseLease } from '../../algorithms/concurrency/leases.js';
-import { settlePolicies } from '../../algorithms/settle.js';
+import { policyStates, settlePolicies, stateFieldCount } from '../../algorithms/settle.js';
 import type { ResolvedPolicy } from '../../policy.js';
 import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../store.js';
 import { policySetKey } from '../policy-set-key.js';
-import { EvictionHeap, type HeapEntry } from './eviction-heap.js';
+import { EvictionHeap } from './eviction-heap.js';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -20,18 +20,22 @@ export interface MemoryStoreOptions {
   clock?: () => number;
 }
 
-/** One key's states, and where it sits among the keys to forget. */
-interface StoredKey extends HeapEntry {
-  readonly owner: string;
-  readonly table: Map<string, StoredKey>;
-  /** Each policy's state, in policy order. */
-  states: readonly (readonly number[])[];
+/** The keys of one policy set (and ban): each key's slot, and how many numbers its states take. */
+interface Table {
+  readonly slots: Map<string, number>;
+  readonly fields: number;
 }
+
+/** Slots to start with; they double as keys come, up to `maxKeys`. */
+const FIRST_SLOTS = 1024;
 
 /**
  * A store in process memory with the same semantics as {@link RedisStore}. Bounded by `maxKeys` with
  * O(log n) eviction and no timers, so it never stalls or keeps the process alive. Counts are per process:
  * behind a load balancer use Redis.
+ *
+ * Each key has a slot: its numbers live in typed arrays, changed in place, so a check allocates nothing
+ * that lives on and a key costs little more than its name and its map entry.
  *
  * @example
  * const limiter = createLimiter({ store: new MemoryStore({ maxKeys: 10_000 }), policies: { limit: 5, window: '1s' } });
@@ -44,9 +48,25 @@ export class MemoryStore implements Store {
   readonly #now: () => number;
   readonly #maxKeys: number;
   /** Keys by policy set: limiters with equal policies and namespace share buckets, as on Redis. */
-  readonly #tables = new Map<string, Map<string, StoredKey>>();
-  readonly #tableOf = new WeakMap<object, Map<string, StoredKey>>();
-  readonly #heap = new EvictionHeap<StoredKey>();
+  readonly #tables = new Map<string, Table>();
+  readonly #tableOf = new WeakMap<object, Table>();
+  /** The last policies (or ban) asked about, and their table: most stores serve one limiter. */
+  #lastAsked: object | undefined;
+  #lastTable: Table | undefined;
+  readonly #heap = new EvictionHeap();
+  /** Per slot: its key, and its table (`undefined`: the slot is free). */
+  readonly #owners: (string | undefined)[] = [];
+  readonly #tableOfSlot: (Table | undefined)[] = [];
+  /** Per slot: its states, `#stride` numbers from `slot * #stride`. */
+  #values = new Float64Array(0);
+  /** The most numbers any table's states take. */
+  #stride = 0;
+  #capacity = 0;
+  /** Slots never used start here; freed ones wait in `#freeSlots`. */
+  #nextSlot = 0;
+  readonly #freeSlots: number[] = [];
+  /** Where a check brings a key's states forward before they are written back (or not). */
+  #work = new Float64Array(0);
   /** Leases by key, for concurrency limits: a key goes when its last lease does. */
   readonly #leases = new Map<string, Leases>();
 
@@ -75,29 +95,22 @@ export class MemoryStore implements Store {
   async update({ key, policies, cost, mode, ban }: BucketRequest): Promise<BucketResult> {
     const nowMs = this.#checkedNow();
     const table = this.#table(policies, ban);
-    const stored = table.get(key);
-    const current = stored && stored.idleAtMs > nowMs ? stored.states : undefined;
-    const { applied, states, bannedUntilMs, write } = settlePolicies(
-      policies,
-      current,
-      cost,
-      mode,
-      nowMs,
-      ban,
-    );
-    if (write === null) {
-      if (stored) this.#forget(stored);
-    } else if (write !== undefined) {
-      const idleAtMs = nowMs + write.ttlMs;
-      if (stored) {
-        stored.states = write.states;
-        stored.idleAtMs = idleAtMs;
-        this.#heap.updated(stored);
+    const work = this.#work;
+    let slot = table.slots.get(key);
+    const stored = slot !== undefined && this.#heap.idleAtMs(slot) > nowMs;
+    if (stored) copy(this.#values, (slot as number) * this.#stride, work, 0, table.fields);
+    const { applied, bannedUntilMs, keepMs } = settlePolicies(policies, work, stored, cost, mode, nowMs, ban);
+    if (keepMs === 0) {
+      if (slot !== undefined) this.#forget(slot);
+    } else if (keepMs !== undefined) {
+      if (slot === undefined) {
+        slot = this.#insert(table, key, nowMs + keepMs);
       } else {
-        this.#insert(table, { owner: key, table, states: write.states, idleAtMs, heapKey: 0, heapIndex: 0 });
+        this.#heap.update(slot, nowMs + keepMs);
       }
+      copy(work, 0, this.#values, slot * this.#stride, table.fields);
     }
-    return { applied, nowMs, states, bannedUntilMs };
+    return { applied, nowMs, states: policyStates(policies, work), bannedUntilMs };
   }
 
   /** {@inheritDoc Store.lease} */
@@ -115,8 +128,8 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.reset} */
   async reset(key: string, policies: readonly ResolvedPolicy[], ban?: BanRule): Promise<void> {
-    const stored = this.#table(policies, ban).get(key);
-    if (stored) this.#forget(stored);
+    const slot = this.#table(policies, ban).slots.get(key);
+    if (slot !== undefined) this.#forget(slot);
   }
 
   #checkedNow(): number {
@@ -141,28 +154,75 @@ export class MemoryStore implements Store {
     return this.#leases;
   }
 
-  #table(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): Map<string, StoredKey> {
-    let table = this.#tableOf.get(ban ?? policies);
+  #table(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): Table {
+    const asked = ban ?? policies;
+    if (asked === this.#lastAsked) return this.#lastTable as Table;
+    let table = this.#tableOf.get(asked);
     if (table === undefined) {
       const setKey = policySetKey(policies, ban);
-      table = this.#tables.get(setKey) ?? new Map<string, StoredKey>();
+      table = this.#tables.get(setKey) ?? { slots: new Map(), fields: stateFieldCount(policies, ban) };
       this.#tables.set(setKey, table);
-      this.#tableOf.set(ban ?? policies, table);
+      this.#tableOf.set(asked, table);
+      this.#fit(table.fields);
     }
+    this.#lastAsked = asked;
+    this.#lastTable = table;
     return table;
   }
 
-  #insert(table: Map<string, StoredKey>, stored: StoredKey): void {
+  /** A slot for a new key of `table`, idle at `idleAtMs`: a free one, a new one, or the soonest idle key's. */
+  #insert(table: Table, key: string, idleAtMs: number): number {
+    let slot: number;
     if (this.#heap.size >= this.#maxKeys) {
-      const soonestIdle = this.#heap.popSoonestIdle() as StoredKey;
-      soonestIdle.table.delete(soonestIdle.owner);
+      slot = this.#heap.popSoonestIdle();
+      (this.#tableOfSlot[slot] as Table).slots.delete(this.#owners[slot] as string);
+    } else {
+      slot = this.#freeSlots.pop() ?? this.#nextSlot++;
+      if (slot >= this.#capacity)
+        this.#resize(Math.min(this.#maxKeys, Math.max(FIRST_SLOTS, 2 * this.#capacity)), this.#stride);
     }
-    table.set(stored.owner, stored);
-    this.#heap.push(stored);
+    this.#owners[slot] = key;
+    this.#tableOfSlot[slot] = table;
+    table.slots.set(key, slot);
+    this.#heap.push(slot, idleAtMs);
+    return slot;
   }
 
-  #forget(stored: StoredKey): void {
-    stored.table.delete(stored.owner);
-    this.#heap.remove(stored);
+  #forget(slot: number): void {
+    (this.#tableOfSlot[slot] as Table).slots.delete(this.#owners[slot] as string);
+    this.#heap.remove(slot);
+    this.#owners[slot] = undefined;
+    this.#tableOfSlot[slot] = undefined;
+    this.#freeSlots.push(slot);
   }
+
+  /** Makes every slot wide enough for `fields` numbers. */
+  #fit(fields: number): void {
+    if (fields <= this.#stride) return;
+    this.#work = new Float64Array(fields);
+    this.#resize(this.#capacity, fields);
+  }
+
+  /** Moves the slots' states into arrays for `capacity` slots of `stride` numbers each. */
+  #resize(capacity: number, stride: number): void {
+    const values = new Float64Array(capacity * stride);
+    const old = this.#values;
+    const oldStride = this.#stride;
+    if (stride === oldStride) {
+      values.set(old);
+    } else {
+      for (let slot = 0; slot < this.#nextSlot; slot++) {
+        copy(old, slot * oldStride, values, slot * stride, oldStride);
+      }
+    }
+    this.#values = values;
+    this.#stride = stride;
+    this.#capacity = capacity;
+    this.#heap.grow(capacity);
+  }
+}
+
+/** Copies `count` numbers; a loop, since views of typed arrays would be allocated on every check. */
+function copy(from: Float64Array, fromIndex: number, to: Float64Array, toIndex: number, count: number): void {
+  for (let k = 0; k < count; k++) to[toIndex + k] = from[fromIndex + k] as number;
 }

@@ -11,7 +11,7 @@ import { type Duration, parseDuration } from './duration.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
 import { type Policy, type ResolvedPolicy, resolvePolicies } from './policy.js';
 import type { BucketMode, Store } from './store.js';
-import { MemoryStore } from './stores/memory/memory-store.js';
+import { MemoryStore, updateAtOnce } from './stores/memory/memory-store.js';
 import { rejectUnknownNames } from './unknown-names.js';
 import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
 
@@ -157,6 +157,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const insurance = insuranceFor(policies, options.insurance, store.clock, ban);
   const denyCache = denyCacheFor(store, policies, options.denyCache, ban !== undefined);
   // Stores that may hang and do not give up by themselves are given up on here.
+  // Our own memory store answers at once: no promise to wait for, no deadline to watch. (Not one whose
+  // update() a subclass wraps: that one is called as any store is.)
+  const memoryStore =
+    store instanceof MemoryStore && store.update === MemoryStore.prototype.update ? store : undefined;
   const watch = store.local === true || store.enforcesTimeout === true ? undefined : new DeadlineWatch();
   const smallestCapacity = Math.min(...policies.map((p) => p.capacity));
   const events = new LimiterEvents(namespace);
@@ -185,10 +189,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const startedMs = events.storeCallStarts();
     let decision: Decision;
     try {
-      const pending = store.update({ key: owner, policies, cost, mode: effectiveMode, timeoutMs, ban });
-      const result = await (watch === undefined || timeoutMs === undefined
-        ? pending
-        : watch.watch(pending, timeoutMs));
+      const request = { key: owner, policies, cost, mode: effectiveMode, timeoutMs, ban };
+      const result =
+        memoryStore !== undefined
+          ? memoryStore[updateAtOnce](request)
+          : await (watch === undefined || timeoutMs === undefined
+              ? store.update(request)
+              : watch.watch(store.update(request), timeoutMs));
       decision = decide(policies, result, cost);
       if (denyCache !== undefined) {
         if (isCheck) denyCache.record(owner, result, decision, askedAtMs);

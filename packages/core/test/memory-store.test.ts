@@ -115,3 +115,19 @@ describe('MemoryStore slots', () => {
     expect(store.size).toBe(100);
   });
 });
+
+describe('MemoryStore subclasses', () => {
+  it('calls an update() a subclass wraps, as for any store', async () => {
+    const seen: string[] = [];
+    class LoggingStore extends MemoryStore {
+      override async update(request: Parameters<MemoryStore['update']>[0]) {
+        seen.push(request.key);
+        return super.update(request);
+      }
+    }
+    const limiter = createLimiter({ store: new LoggingStore(), policies: { limit: 1, window: '1m' } });
+    expect((await limiter.consume('a')).allowed).toBe(true);
+    expect((await limiter.consume('a')).allowed).toBe(false);
+    expect(seen).toEqual(['/a', '/a']);
+  });
+});

@@ -26,6 +26,9 @@ interface Table {
   readonly fields: number;
 }
 
+/** The name of {@link MemoryStore}'s synchronous update, kept out of its public surface. */
+export const updateAtOnce = Symbol('tollgate.MemoryStore.updateAtOnce');
+
 /** Slots to start with; they double as keys come, up to `maxKeys`. */
 const FIRST_SLOTS = 1024;
 
@@ -92,7 +95,12 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.update} */
-  async update({ key, policies, cost, mode, ban }: BucketRequest): Promise<BucketResult> {
+  async update(request: BucketRequest): Promise<BucketResult> {
+    return this[updateAtOnce](request);
+  }
+
+  /** {@link update}, answered without a promise: how a limiter calls the memory store it was given. */
+  [updateAtOnce]({ key, policies, cost, mode, ban }: BucketRequest): BucketResult {
     const nowMs = this.#checkedNow();
     const table = this.#table(policies, ban);
     const work = this.#work;

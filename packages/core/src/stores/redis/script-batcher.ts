@@ -45,12 +45,35 @@ export interface BatcherSettings {
   readonly maxBatch: number;
 }
 
-interface Queued extends ScriptCheck {
-  sentAtMs: number;
-  watched: Watched | undefined;
-  done: boolean;
+/**
+ * A check waiting for its answer. A class with every field set in one place, not a spread of the check:
+ * V8 gives spread-then-extended literals a slow dictionary shape, which cost about a sixth of a check.
+ */
+class Queued implements ScriptCheck {
+  readonly key: string;
+  readonly policies: readonly ResolvedPolicy[];
+  readonly ban: BanRule | undefined;
+  readonly nowArg: string;
+  readonly cost: number;
+  readonly mode: BucketMode;
+  readonly timeoutMs: number | undefined;
+  sentAtMs = 0;
+  watched: Watched | undefined = undefined;
+  done = false;
   readonly resolve: (answer: ScriptAnswer) => void;
   readonly reject: (error: unknown) => void;
+
+  constructor(check: ScriptCheck, resolve: Queued['resolve'], reject: Queued['reject']) {
+    this.key = check.key;
+    this.policies = check.policies;
+    this.ban = check.ban;
+    this.nowArg = check.nowArg;
+    this.cost = check.cost;
+    this.mode = check.mode;
+    this.timeoutMs = check.timeoutMs;
+    this.resolve = resolve;
+    this.reject = reject;
+  }
 }
 
 interface Group {
@@ -74,7 +97,7 @@ export class ScriptBatcher {
    */
   run(check: ScriptCheck): Promise<ScriptAnswer> {
     return new Promise<ScriptAnswer>((resolve, reject) => {
-      const queued: Queued = { ...check, sentAtMs: 0, watched: undefined, done: false, resolve, reject };
+      const queued = new Queued(check, resolve, reject);
       if (check.timeoutMs !== undefined) {
         queued.watched = this.#settings.watch.start(check.timeoutMs, (error: StoreUnavailableError) =>
           this.#settle(queued, undefined, error),

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { clusterSlot } from '../../packages/core/src/stores/redis/cluster-slot.js';
 import { connectCluster, connectRedis, uniquePrefix } from '../harness/clients.js';
+import { startRedisServer } from '../harness/redis-server.js';
 
 const redis: Redis = await connectRedis();
 afterAll(() => redis.disconnect());
@@ -174,6 +175,72 @@ describe('RedisStore', () => {
       false,
     ]);
     expect((outcomes[1] as PromiseRejectedResult).reason.message).toMatch(/WRONGTYPE/);
+  });
+
+  it("decides a key's checks within one script call one after another, as a MemoryStore does", async () => {
+    // The script reads each key once per batch and writes it once: every check must still see the ones
+    // before it, whatever their mode, algorithm or ban.
+    let nowMs = 1_700_000_000_000;
+    const clock = () => nowMs;
+    const options = {
+      policies: [
+        { limit: 5, window: '1m' },
+        { limit: 7, window: '1m', algorithm: 'fixed-window' },
+        { limit: 6, window: '1m', algorithm: 'sliding-window' },
+      ],
+      ban: { after: 3, duration: '1m' },
+      denyCache: false,
+      onStoreError: 'throw',
+    } as const;
+    const onRedis = createLimiter({
+      ...options,
+      store: new RedisStore({ client: redis, prefix: uniquePrefix('held'), clock }),
+    });
+    const inMemory = createLimiter({ ...options, store: new MemoryStore({ clock }) });
+    type Step = (limiter: typeof onRedis) => Promise<unknown>;
+    const steps: Step[] = [];
+    for (let i = 0; i < 12; i++) {
+      steps.push((l) => l.consume('hot', { cost: 1 + (i % 2) }));
+      if (i % 4 === 1) steps.push((l) => l.refund('hot', 1));
+      if (i % 5 === 2) steps.push((l) => l.peek('hot'));
+      if (i % 6 === 3) steps.push((l) => l.consume('other'));
+    }
+    const reasons = new Set<unknown>();
+    for (const round of [0, 1, 2]) {
+      nowMs += round * 7_000;
+      const batched = await Promise.all(steps.map((step) => step(onRedis))); // one tick: one script call
+      const oneByOne: unknown[] = [];
+      for (const step of steps) oneByOne.push(await step(inMemory));
+      expect(batched, `round ${round}`).toEqual(oneByOne);
+      for (const result of oneByOne) reasons.add((result as { reason?: string } | undefined)?.reason);
+    }
+    expect([...reasons].sort()).toEqual(['allowed', 'banned', 'limited', undefined]);
+  });
+
+  it('answers every check of a key Redis has no memory to write with an error, and changes nothing', async () => {
+    const server = await startRedisServer(['--maxmemory-policy', 'noeviction']);
+    const client = await connectRedis(server.url);
+    try {
+      const prefix = uniquePrefix('oom');
+      const limiter = createLimiter({
+        store: new RedisStore({ client, prefix }),
+        policies: { limit: 3, window: '1h' },
+        onStoreError: 'throw',
+      });
+      await limiter.consume('old');
+      await client.config('SET', 'maxmemory', '1'); // every write is now refused; reads still work
+      const outcomes = await Promise.allSettled(['old', 'new', 'old'].map((key) => limiter.consume(key)));
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe('rejected');
+        expect((outcome as PromiseRejectedResult).reason.message).toMatch(/OOM/);
+      }
+      await client.config('SET', 'maxmemory', '0');
+      expect((await limiter.consume('old')).decidedBy.remaining).toBe(1);
+      expect((await limiter.consume('new')).decidedBy.remaining).toBe(2);
+    } finally {
+      client.disconnect();
+      await server.stop();
+    }
   });
 
   it('groups checks by the slot Redis Cluster gives their keys', async () => {

@@ -9,7 +9,8 @@ import { ALGORITHM_LUA } from './registry.js';
 /**
  * KEYS[c]   the states of check c's policies: a string of numbers joined by ':', each policy's fields in
  *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's
- *           two. Missing: all fresh. (On a Cluster, one batch is one slot.)
+ *           two. Missing: all fresh. (On a Cluster, one batch is one slot.) A key may come more than once:
+ *           its checks are decided in order, each seeing the one before, and it is read and written once.
  * ARGV      the policy sets, then the checks:
  *   S                          how many policy sets follow
  *   per set: n, then per policy: algorithm code, limit, windowMs, capacityUnits; then the ban: refusals in
@@ -22,19 +23,19 @@ import { ALGORITHM_LUA } from './registry.js';
  *
  * Returns one answer per check: { applied (1 or 0), now, then every policy's state fields, then when the
  * client's ban ends (0: not banned) }: whole numbers as numbers, others as strings formatted with %.17g
- * (a Lua number in a reply is truncated to an integer). A check whose
- * key Redis refuses (a key of another type, no memory to write) answers { -2, now, error } and changes
- * nothing: scripts do not roll back, so one bad key must not fail checks already applied.
+ * (a Lua number in a reply is truncated to an integer). A check whose key Redis refuses (a key of another
+ * type, no memory to write) answers { -2, now, error } and changes nothing: scripts do not roll back, so
+ * one bad key must not fail the checks of the others.
  */
 export const SCRIPT_LUA = `
 local ALG = {}
 ${ALGORITHM_LUA.join('')}${BAN_LUA}
 -- A number as it is stored and answered: a whole one below 1e14 as it is (Lua writes those exactly, and a
 -- reply carries it as an integer), any other with all its digits.
+local floor, format = math.floor, string.format
 local function num(x)
-  if type(x) == 'number' and x == math.floor(x) and x > -1e14 and x < 1e14 then return x end
-  if type(x) == 'string' then return x end
-  return string.format('%.17g', x)
+  if x == floor(x) and x > -1e14 and x < 1e14 then return x end
+  return format('%.17g', x)
 end
 
 -- sets[s][i] = { code, limit, window, capacity, algorithm }; sets[s].ban = { after, duration } or nil
@@ -71,24 +72,47 @@ local function answer(applied, now, st, last, bannedUntil)
   return out
 end
 
--- The stored value, split into numbers: st[1..n].
+-- The stored value, split into numbers: st[1..n]; returns n.
 local function parse(stored, st)
   local from, n = 1, 0
   while true do
     local sep = string.find(stored, ':', from, true)
     n = n + 1
-    if not sep then st[n] = tonumber(string.sub(stored, from)) return end
+    if not sep then st[n] = tonumber(string.sub(stored, from)) return n end
     st[n] = tonumber(string.sub(stored, from, sep - 1))
     from = sep + 1
   end
 end
 
-local function settle(key, set, now, cost, mode)
+-- Every key of the batch is read once and written once: between its checks, \`held\` keeps its value as
+-- Redis would hold it, so the checks of a hot key cost one GET and one SET per batch, not per check.
+-- held[key] = { raw = the string read (false: none), st = the fields written since (false: deleted),
+--               n = how many, px = the expiry of the last write, err = why Redis refused the GET }
+local held = {}
+local function hold(key)
+  local h = held[key]
+  if h then return h end
   local stored = redis.pcall('GET', key)
-  if type(stored) == 'table' then return { -2, now, stored.err } end
+  if type(stored) == 'table' then
+    h = { err = stored.err }
+  else
+    h = { raw = stored, st = nil, n = 0, px = 0 }
+  end
+  held[key] = h
+  return h
+end
+
+local function settle(key, set, now, cost, mode)
+  local h = hold(key)
+  if h.err then return { -2, now, h.err } end
   -- st: every policy's state fields, then the ban's, brought to now in place; fits: whether cost fits.
-  local st, fits, o = {}, true, 1
-  if stored then parse(stored, st) end
+  local st, fits, o, stored = {}, true, 1, h.st
+  if stored then
+    for k = 1, h.n do st[k] = stored[k] end
+  elseif stored == nil then
+    stored = h.raw
+    if stored then parse(stored, st) end
+  end
   for i = 1, #set do
     local p = set[i]
     p[5].current(p, st, o, stored, now)
@@ -127,14 +151,7 @@ local function settle(key, set, now, cost, mode)
     idle = math.max(idle, BAN.idle(st, o, now))
     bannedUntil, fields = st[o + 1], o + 1
   end
-  local written
-  if idle <= 0 then
-    written = redis.pcall('DEL', key)
-  else
-    for k = 1, fields do st[k] = num(st[k]) end
-    written = redis.pcall('SET', key, table.concat(st, ':', 1, fields), 'PX', idle)
-  end
-  if type(written) == 'table' and written.err then return { -2, now, written.err } end
+  if idle <= 0 then h.st = false else h.st, h.n, h.px = st, fields, idle end
   return answer(applied, now, st, last, bannedUntil)
 end
 
@@ -149,6 +166,23 @@ for c = 1, #KEYS do
     answers[c] = settle(KEYS[c], set, now, tonumber(ARGV[a + 3]), ARGV[a + 4])
   end
   a = a + 5
+end
+
+-- The writes. A key Redis refuses to write (no memory) changed nothing, so every check that read it
+-- answers that: what they saw of it never landed.
+for key, h in pairs(held) do
+  local st, written = h.st, nil
+  if st then
+    for k = 1, h.n do st[k] = num(st[k]) end
+    written = redis.pcall('SET', key, table.concat(st, ':', 1, h.n), 'PX', h.px)
+  elseif st == false and h.raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then
+    for c = 1, #KEYS do
+      if KEYS[c] == key and answers[c][1] >= 0 then answers[c] = { -2, answers[c][2], written.err } end
+    end
+  end
 end
 return answers
 `;

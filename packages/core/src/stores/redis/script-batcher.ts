@@ -10,8 +10,9 @@ import type { DeadlineWatch, Watched } from '../../deadline-watch.js';
 import type { ResolvedPolicy } from '../../policy.js';
 import type { BucketMode } from '../../store.js';
 import type { StoreUnavailableError } from '../../store-error.js';
+import { EXPIRED, REFUSED } from './scripts.js';
 
-/** Runs the batch script with these keys and arguments; resolves to one answer per key. */
+/** Runs the batch script with these keys and arguments; resolves to its answers, one after another. */
 export type SendBatch = (keys: string[], args: string[]) => Promise<unknown[]>;
 
 /** One check for the script (see `script.lua.ts` for what each field means there). */
@@ -162,8 +163,16 @@ export class ScriptBatcher {
 
   #finished(group: Group, batch: Queued[], answers: unknown[] | undefined, error: unknown): void {
     group.inFlight--;
-    for (const [i, queued] of batch.entries())
-      this.#settle(queued, answers?.[i] as unknown[] | undefined, error);
+    let at = 0;
+    for (const queued of batch) {
+      if (answers === undefined || at >= answers.length) {
+        this.#settle(queued, undefined, error); // with neither, it rejects: Redis gave no answer
+        continue;
+      }
+      const length = answerLength(Number(answers[at]), queued.policies);
+      this.#settle(queued, answers.slice(at, at + length), undefined);
+      at += length;
+    }
     if (group.inFlight === 0 && group.queue.length > 0 && !group.scheduled) this.#flush(group);
   }
 
@@ -194,4 +203,13 @@ export class ScriptBatcher {
     }
     return args;
   }
+}
+
+/** How many fields a check's answer has, given its first (see `script.lua.ts`). */
+function answerLength(status: number, policies: readonly ResolvedPolicy[]): number {
+  if (status === EXPIRED) return 2;
+  if (status === REFUSED) return 3;
+  let fields = 3; // applied, now, when the ban ends
+  for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
+  return fields;
 }

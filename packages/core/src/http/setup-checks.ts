@@ -10,6 +10,12 @@ import type { Warnings } from './warnings.js';
 /** An identity that may hide an IPv6 address behind a prefix of letters: `ip:2001:db8::1`, `client=…`. */
 const LETTER_PREFIX = /^[A-Za-z_-]+[:=]/;
 
+/**
+ * One request in this many is marked to find a limiter that checks requests twice. Odd: the checks of a
+ * limiter mounted twice alternate, first and second, and an even count could land on the second ones only.
+ */
+const MARK_EVERY = 31;
+
 /** The setup checks of one limiter. */
 export class SetupChecks<Req> {
   readonly #access: RequestAccess<Req>;
@@ -20,6 +26,8 @@ export class SetupChecks<Req> {
    * must trace as ephemerons). Gone, with its cost, once the warning is said or switched off.
    */
   #mark: symbol | undefined;
+  /** Requests seen; one in {@link MARK_EVERY} is marked, as a new property costs each request a new shape. */
+  #seen = 0;
   #forwardedForDue: boolean;
   #trustProxyDue: boolean;
   #ipv6KeyDue: boolean;
@@ -53,8 +61,10 @@ export class SetupChecks<Req> {
     const mark = this.#mark as symbol;
     if (marked[mark] !== true) {
       // Not enumerable: spreads and deep comparisons of the request never see it. Reflect: a frozen
-      // request is left unmarked rather than failing the check.
-      Reflect.defineProperty(marked, mark, { value: true, configurable: true });
+      // request is left unmarked rather than failing the check. A limiter mounted twice checks every
+      // request twice, so marking some of them finds it within a few dozen requests.
+      if (this.#seen++ % MARK_EVERY === 0)
+        Reflect.defineProperty(marked, mark, { value: true, configurable: true });
       return;
     }
     this.#mark = undefined;

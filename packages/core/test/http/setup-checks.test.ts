@@ -34,6 +34,19 @@ describe('TOLLGATE_DOUBLE_COUNT', () => {
     expect(codes()).toEqual(['TOLLGATE_DOUBLE_COUNT']);
   });
 
+  it('finds a limiter checking requests twice among many it checks once, marking only some', async () => {
+    const { limiter, codes } = setup({ limit: 1000 });
+    const once = Array.from({ length: 45 }, () => ({ ip: '203.0.113.7' }));
+    for (const request of once) await limiter.check(request);
+    expect(once.filter((request) => Object.getOwnPropertySymbols(request).length > 0).length).toBe(2);
+    for (let i = 0; i < 40 && codes().length === 0; i++) {
+      const twice = { ip: '203.0.113.7' };
+      await limiter.check(twice);
+      await limiter.check(twice);
+    }
+    expect(codes()).toEqual(['TOLLGATE_DOUBLE_COUNT']);
+  });
+
   it('says nothing of two limiters checking one request, nor of one limiter checking many', async () => {
     const first = setup();
     const second = setup();

@@ -108,9 +108,9 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     if (outcome.kind === 'error') return next(outcome.error);
     try {
       if (handler) return await handler(req, res, next, outcome.info);
-      const { status, contentType, body } = await limiter.rejection(req, outcome.info);
+      const { status, contentType, bytes } = await limiter.rejection(req, outcome.info);
       // Bytes, not a string: for a string Express would add a charset that application/problem+json lacks.
-      res.status(status).type(contentType).send(Buffer.from(body));
+      res.status(status).type(contentType).send(bytes);
     } catch (error) {
       next(error);
     }

@@ -223,9 +223,9 @@ function rateLimitHook(
       await handler(request, reply, outcome.info);
       return reply;
     }
-    const { status, contentType, body } = await limiter.rejection(request, outcome.info);
+    const { status, contentType, bytes } = await limiter.rejection(request, outcome.info);
     // Bytes, not a string: for a string Fastify would add a charset that application/problem+json lacks.
-    return reply.code(status).type(contentType).send(Buffer.from(body));
+    return reply.code(status).type(contentType).send(bytes);
   }
   return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
 }

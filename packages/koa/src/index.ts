@@ -97,10 +97,10 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
     }
     if (outcome.kind === 'error') throw outcome.error;
     if (handler) return handler(ctx, outcome.info);
-    const { status, contentType, body } = await limiter.rejection(ctx, outcome.info);
+    const { status, contentType, bytes } = await limiter.rejection(ctx, outcome.info);
     ctx.status = status;
     ctx.type = contentType;
-    ctx.body = body;
+    ctx.body = bytes;
   }
 
   return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });

@@ -18,7 +18,7 @@ import {
   type StoreFailureAnswer,
 } from './options.js';
 import type { NodeResponse, RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
-import { PROBLEM_JSON, problemDetails } from './problem.js';
+import { ProblemAnswers, rejectionOf } from './rejections.js';
 import type { RequestAccess } from './request-keys.js';
 import { responder, statusOf } from './respond.js';
 import { responseCounting } from './response-counting.js';
@@ -98,6 +98,12 @@ export function createHttpLimiter<Req, Res = unknown>(
   const allowListed = compileAllowList(config.allowList as RateLimitOptions<Req>['allowList'], access);
   const events = new LimiterEvents(config.name);
   const respond = responder<Req>(config, warnings);
+  const problemAnswers = new ProblemAnswers();
+  // A fixed text answer (`message: 'Too many requests'`) with the usual status: its bytes made once.
+  const staticText =
+    typeof config.message === 'string'
+      ? rejectionOf(config.statusCode, 'text/plain; charset=utf-8', config.message)
+      : undefined;
   const countByResponse = responseCounting<Req, Res>(
     {
       skipSuccessfulRequests: config.skipSuccessfulRequests,
@@ -195,12 +201,11 @@ export function createHttpLimiter<Req, Res = unknown>(
       const status = statusOf(info.decision, config.statusCode);
       const message =
         typeof config.message === 'function' ? await config.message(request, info) : config.message;
-      if (typeof message === 'string')
-        return { status, contentType: 'text/plain; charset=utf-8', body: message };
-      if (message !== undefined)
-        return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(message) };
-      const problem = problemDetails(info.decision, status);
-      return { status, contentType: PROBLEM_JSON, body: JSON.stringify(problem) };
+      if (message === undefined) return problemAnswers.answer(info.decision, status);
+      if (typeof message !== 'string')
+        return rejectionOf(status, 'application/json; charset=utf-8', JSON.stringify(message));
+      if (message === staticText?.body && status === staticText.status) return staticText;
+      return rejectionOf(status, 'text/plain; charset=utf-8', message);
     },
 
     async resetKey(key) {

@@ -41,6 +41,8 @@ export interface RateLimitRejection {
   readonly status: number;
   readonly contentType: string;
   readonly body: string;
+  /** `body` as UTF-8 bytes, made once for an answer that many requests get. */
+  readonly bytes: Buffer;
 }
 
 /**

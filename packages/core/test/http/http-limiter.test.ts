@@ -243,6 +243,23 @@ describe('rejection', () => {
     });
   });
 
+  it('builds each distinct problem answer once, and a new one when what it says changes', async () => {
+    const { limiter, clock } = setup();
+    const info = await limitedInfo(limiter, CLIENT);
+    const first = await limiter.rejection(CLIENT, info);
+    const again = await limiter.rejection(CLIENT, expectKind(await limiter.check(CLIENT), 'limited').info);
+    expect(again).toBe(first);
+    expect(first.bytes.toString()).toBe(first.body);
+    clock.nowMs += 10_000;
+    const later = await limiter.rejection(CLIENT, expectKind(await limiter.check(CLIENT), 'limited').info);
+    expect(JSON.parse(later.body).detail).toBe('Too many requests: retry in 20 seconds.');
+    const other = await limiter.rejection(
+      { ip: '198.51.100.9' },
+      await limitedInfo(limiter, { ip: '198.51.100.9' }),
+    );
+    expect(JSON.parse(other.body).detail).toBe('Too many requests: retry in 30 seconds.');
+  });
+
   it('answers a string message as plain text', async () => {
     const { limiter } = setup({ message: 'Slow down.' });
     const info = await limitedInfo(limiter, CLIENT);
@@ -250,6 +267,7 @@ describe('rejection', () => {
       status: 429,
       contentType: 'text/plain; charset=utf-8',
       body: 'Slow down.',
+      bytes: Buffer.from('Slow down.'),
     });
   });
 
@@ -276,12 +294,14 @@ describe('rejection', () => {
       status: 429,
       contentType: 'text/plain; charset=utf-8',
       body: 'Wait 30000 ms.',
+      bytes: Buffer.from('Wait 30000 ms.'),
     });
     const pro = { ...CLIENT, plan: 'pro' } as const;
     expect(await limiter.rejection(pro, info)).toEqual({
       status: 429,
       contentType: 'application/json; charset=utf-8',
       body: '{"retryInMs":30000}',
+      bytes: Buffer.from('{"retryInMs":30000}'),
     });
     expect(seen).toEqual([
       [CLIENT, info],
@@ -311,6 +331,7 @@ describe('rejection', () => {
       status: 403,
       contentType: 'text/plain; charset=utf-8',
       body: 'Too big.',
+      bytes: Buffer.from('Too big.'),
     });
   });
 });

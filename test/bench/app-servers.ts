@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Framework, ScenarioName, Variant } from './apps/scenarios.js';
+import { BUILT_PACKAGES } from './built/built-packages.js';
 import { pinProcess, SERVER_CORE } from './cpu.js';
 
 const SERVER_ENTRY = fileURLToPath(new URL('./apps/server.ts', import.meta.url));
@@ -48,7 +49,7 @@ async function startAppServer(
 ): Promise<AppServer> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', SERVER_ENTRY, framework, variant, redisUrl, keyPrefix],
+    ['--import', 'tsx', '--import', BUILT_PACKAGES, SERVER_ENTRY, framework, variant, redisUrl, keyPrefix],
     {
       cwd: TEST_DIR,
       env: { ...process.env, NODE_ENV: 'production' },

@@ -10,6 +10,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../harness/redis-server.js';
+import { BUILT_PACKAGES } from './built/built-packages.js';
 import { CORE_RESULT_PREFIX, type CoreResults } from './core/core-results.js';
 import { CAN_PIN, LOAD_CORE, pinnedCommand, pinProcess, SERVER_CORE } from './cpu.js';
 import { type CellResult, runHttpBench, WrongAnswerError } from './http-bench.js';
@@ -70,7 +71,16 @@ async function main(): Promise<void> {
 /** Runs the core-only rows in a child pinned to the server core, with --expose-gc for the heap row. */
 async function runCoreBench(config: BenchConfig, redisUrl: string): Promise<CoreResults> {
   process.stderr.write('[bench] core rows (no HTTP)\n');
-  const nodeArgs = ['--expose-gc', '--import', 'tsx', CORE_ENTRY, redisUrl, JSON.stringify(config)];
+  const nodeArgs = [
+    '--expose-gc',
+    '--import',
+    'tsx',
+    '--import',
+    BUILT_PACKAGES,
+    CORE_ENTRY,
+    redisUrl,
+    JSON.stringify(config),
+  ];
   const [command, args] = pinnedCommand(SERVER_CORE, process.execPath, nodeArgs);
   const child = spawn(command, args, { cwd: TEST_DIR, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';

@@ -217,6 +217,33 @@ describe('RedisStore', () => {
     expect([...reasons].sort()).toEqual(['allowed', 'banned', 'limited', undefined]);
   });
 
+  it('keeps and answers bucket levels beyond 1e14 units exactly, as a MemoryStore does', async () => {
+    // 1e9 per hour: a bucket holds 3.6e15 units, more digits than Lua writes by default.
+    let nowMs = 1_700_000_000_000;
+    const clock = () => nowMs;
+    const options = {
+      policies: [
+        { limit: 1_000_000_000, window: '1h' },
+        { limit: 7, window: '1s', burst: 9 },
+      ],
+      denyCache: false,
+      onStoreError: 'throw',
+    } as const;
+    const onRedis = createLimiter({
+      ...options,
+      store: new RedisStore({ client: redis, prefix: uniquePrefix('big'), clock }),
+    });
+    const inMemory = createLimiter({ ...options, store: new MemoryStore({ clock }) });
+    for (let i = 0; i < 12; i++) {
+      nowMs += 37 * i;
+      const [batched, oneByOne] = [
+        await onRedis.consume('k', { cost: 1 + (i % 3) }),
+        await inMemory.consume('k', { cost: 1 + (i % 3) }),
+      ];
+      expect(batched).toEqual(oneByOne);
+    }
+  });
+
   it('answers every check of a key Redis has no memory to write with an error, and changes nothing', async () => {
     const server = await startRedisServer(['--maxmemory-policy', 'noeviction']);
     const client = await connectRedis(server.url);

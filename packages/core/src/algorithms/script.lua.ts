@@ -31,11 +31,18 @@ import { ALGORITHM_LUA } from './registry.js';
 export const SCRIPT_LUA = `
 local ALG = {}
 ${ALGORITHM_LUA.join('')}${BAN_LUA}
--- A number as it is stored and answered: a whole one below 1e14 as it is (Lua writes those exactly, and a
--- reply carries it as an integer), any other with all its digits.
+-- A number as it is stored: a whole one below 1e14 as it is (Lua writes those exactly), any other with
+-- all its digits.
 local floor, format = math.floor, string.format
 local function num(x)
   if x == floor(x) and x > -1e14 and x < 1e14 then return x end
+  return format('%.17g', x)
+end
+
+-- A number as it is answered: a whole one that a double holds exactly (below 2^53) as it is, since a
+-- reply carries it as an integer; any other (a Lua number in a reply is truncated) with all its digits.
+local function reply(x)
+  if x == floor(x) and x > -9007199254740992 and x < 9007199254740992 then return x end
   return format('%.17g', x)
 end
 
@@ -71,8 +78,8 @@ local answers, n, starts = {}, 0, {}
 -- The answer of a check: applied, now, the first \`last\` state fields (the policies'), when its ban ends.
 local function answer(applied, now, st, last, bannedUntil)
   answers[n + 1], answers[n + 2] = applied, now
-  for k = 1, last do answers[n + 2 + k] = num(st[k]) end
-  answers[n + last + 3] = num(bannedUntil)
+  for k = 1, last do answers[n + 2 + k] = reply(st[k]) end
+  answers[n + last + 3] = reply(bannedUntil)
   n = n + last + 3
 end
 

@@ -90,8 +90,9 @@ export class SetupChecks<Req> {
   #forwardedFor(request: Req): void {
     const access = this.#access;
     const forwardedFor = access.header(request, 'x-forwarded-for');
+    if (forwardedFor === undefined) return; // first: the framework's IP can cost more than a header
     const ip = access.ip(request);
-    if (forwardedFor === undefined || ip !== access.socketIp(request)) return;
+    if (ip !== access.socketIp(request)) return;
     // A client on the proxy's own address (a local setup) forwards the very address the socket shows:
     // the framework may well trust the proxy, so there is nothing to warn about.
     const clientIp = ipIdentity(ip, false);

@@ -92,12 +92,16 @@ export class RedisStore implements Store {
     const storeKey = this.#keyOf(key, policies, ban);
     const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
     const check = { key: storeKey, policies, ban, nowArg, cost, mode, timeoutMs };
-    // The batcher gives up on the check itself, timing it from when it is really written.
-    const { answer, sentAtMs } = (await this.#call(
-      timeoutMs,
-      () => this.#batcher.run(check),
-      false,
-    )) as ScriptAnswer;
+    const starting = this.#admit(timeoutMs);
+    if (starting !== undefined) await starting;
+    let scriptAnswer: ScriptAnswer;
+    try {
+      // The batcher gives up on the check itself, timing it from when it is really written.
+      scriptAnswer = await this.#batcher.run(check);
+    } catch (error) {
+      throw this.#failure(error);
+    }
+    const { answer, sentAtMs } = scriptAnswer;
     const status = Number(answer[0]);
     const nowMs = Number(answer[1]);
     if (this.clock === undefined) {
@@ -169,28 +173,46 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Sends through the breaker (waiting up to `timeoutMs` for a first connection), gives up on the answer
-   * after `timeoutMs` if asked to `watch` it, and records failures.
+   * Sends through the breaker (see {@link #admit}), gives up on the answer after `timeoutMs` if asked to
+   * `watch` it, and records failures.
    */
   async #call(timeoutMs: number | undefined, send: () => Promise<unknown>, watch: boolean): Promise<unknown> {
-    if (this.#client.state() === 'starting') await this.#firstConnection(timeoutMs);
+    const starting = this.#admit(timeoutMs);
+    if (starting !== undefined) await starting;
+    try {
+      return !watch || timeoutMs === undefined ? await send() : await this.#watch.watch(send(), timeoutMs);
+    } catch (error) {
+      throw this.#failure(error);
+    }
+  }
+
+  /**
+   * Throws `StoreUnavailableError` if the breaker does not let a call through. While the client makes
+   * its first connection, returns a promise that waits for it (up to `timeoutMs`) first; else nothing,
+   * so that a check on a healthy store takes no extra turn of the event loop.
+   */
+  #admit(timeoutMs: number | undefined): Promise<void> | undefined {
+    if (this.#client.state() === 'starting') {
+      return this.#firstConnection(timeoutMs).then(() => this.#admit(undefined));
+    }
     if (!this.#breaker.admit(this.#client.state() === 'ready')) {
       throw new StoreUnavailableError('Redis is unavailable; the circuit breaker is open', {
         reported: true,
       });
     }
-    try {
-      return !watch || timeoutMs === undefined ? await send() : await this.#watch.watch(send(), timeoutMs);
-    } catch (error) {
-      // Redis refusing one command (WRONGTYPE, OOM) counts towards the threshold; silence or a lost
-      // connection opens the breaker at once.
-      const severe = !this.#client.isReplyError(error);
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#breaker.failed(reason, severe);
-      if (!severe) throw error;
-      const message = error instanceof StoreUnavailableError ? reason : `Redis is unavailable: ${reason}`;
-      throw new StoreUnavailableError(message, { cause: error, reported: true }); // the breaker logged it
-    }
+    return undefined;
+  }
+
+  /** Records a failed call with the breaker; the error to throw for it. */
+  #failure(error: unknown): unknown {
+    // Redis refusing one command (WRONGTYPE, OOM) counts towards the threshold; silence or a lost
+    // connection opens the breaker at once.
+    const severe = !this.#client.isReplyError(error);
+    const reason = error instanceof Error ? error.message : String(error);
+    this.#breaker.failed(reason, severe);
+    if (!severe) return error;
+    const message = error instanceof StoreUnavailableError ? reason : `Redis is unavailable: ${reason}`;
+    return new StoreUnavailableError(message, { cause: error, reported: true }); // the breaker logged it
   }
 
   /**

@@ -206,7 +206,10 @@ for c = 1, #KEYS do
   if failed[KEYS[c]] and kept[from] >= 0 then
     refused(kept[from + 1], failed[KEYS[c]])
   else
-    for k = from, to do answers[n + 1], n = kept[k], n + 1 end
+    for k = from, to do
+      n = n + 1
+      answers[n] = kept[k]
+    end
   end
 end
 return answers

@@ -193,14 +193,18 @@ export class RedisStore implements Store {
    */
   #admit(timeoutMs: number | undefined): Promise<void> | undefined {
     if (this.#client.state() === 'starting') {
-      return this.#firstConnection(timeoutMs).then(() => this.#admit(undefined));
+      return this.#firstConnection(timeoutMs).then(() => this.#throughBreaker());
     }
+    this.#throughBreaker();
+    return undefined;
+  }
+
+  #throughBreaker(): void {
     if (!this.#breaker.admit(this.#client.state() === 'ready')) {
       throw new StoreUnavailableError('Redis is unavailable; the circuit breaker is open', {
         reported: true,
       });
     }
-    return undefined;
   }
 
   /** Records a failed call with the breaker; the error to throw for it. */

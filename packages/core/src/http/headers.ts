@@ -214,6 +214,10 @@ export interface StackedHeaders {
  * written.set(res, stacked.profile);
  */
 export function stackHeaders(later: ProfiledHeaders, earlier: EarlierHeaders): StackedHeaders {
+  // The usual case, one limiter on a response that goes on: nothing earlier to merge, nothing to copy.
+  if (earlier.profile === undefined && later.headers['Retry-After'] === undefined) {
+    return { set: later.headers, remove: NOTHING_TO_REMOVE, profile: later.profile || undefined };
+  }
   const set = { ...later.headers };
   const laterFamily = familyOf(later.profile || undefined);
   const earlierFamily = familyOf(earlier.profile);
@@ -231,6 +235,8 @@ export function stackHeaders(later: ProfiledHeaders, earlier: EarlierHeaders): S
   if (retryNow !== undefined && retryBefore > Number(retryNow)) set['Retry-After'] = String(retryBefore);
   return { set, remove, profile: later.profile || earlier.profile };
 }
+
+const NOTHING_TO_REMOVE: readonly string[] = Object.freeze([]);
 
 function seconds(ms: number): number {
   return Math.ceil(ms / 1000);

@@ -113,8 +113,15 @@ export function createHttpLimiter<Req, Res = unknown>(
     warnings,
   );
 
-  async function keyOf(request: Req): Promise<string> {
-    const identity: unknown = await config.key(request, access);
+  /** The request's identity: at once when the key function answers at once (no turn of the event loop). */
+  function keyOf(request: Req): string | Promise<string> {
+    const identity: unknown = config.key(request, access);
+    return isPromiseLike(identity)
+      ? Promise.resolve(identity).then((resolved) => checkedIdentity(resolved, request))
+      : checkedIdentity(identity, request);
+  }
+
+  function checkedIdentity(identity: unknown, request: Req): string {
     if (typeof identity === 'string' && identity !== '') {
       setup.identity(identity);
       return identity;
@@ -155,7 +162,8 @@ export function createHttpLimiter<Req, Res = unknown>(
     async check(request) {
       if (config.skip && (await config.skip(request))) return skipped();
       setup.request(request);
-      const identity = await keyOf(request);
+      const keyed = keyOf(request);
+      const identity = typeof keyed === 'string' ? keyed : await keyed;
       if (allowListed !== undefined && (await allowListed(request, identity))) return skipped();
       // A static cost was checked at construction; a computed one is checked here, so a bad one is
       // reported as the app's bug rather than caught below as a store failure.
@@ -167,7 +175,8 @@ export function createHttpLimiter<Req, Res = unknown>(
         typeof config.dryRun === 'function'
           ? checkedDryRun(await config.dryRun(request), settings.adapter)
           : config.dryRun;
-      const bound = await limiters.forRequest(request);
+      const forRequest = limiters.forRequest(request);
+      const bound = forRequest instanceof Promise ? await forRequest : forRequest;
       const startedMs = events.storeCallStarts();
       let decision: Decision;
       let chosen: StoreFailureAnswer | undefined;
@@ -232,4 +241,8 @@ function checkedCost(cost: unknown, adapter: string): number {
     throw new TypeError(`${adapter}: the cost function must return a positive number; got ${String(cost)}`);
   }
   return cost;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }

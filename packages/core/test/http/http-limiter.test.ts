@@ -199,6 +199,25 @@ describe('check', () => {
     expect(errors).toEqual([]);
   });
 
+  it('keys by what an async key function resolves to, and rejects with what it rejects with', async () => {
+    const failure = new Error('session store down');
+    const { limiter } = setup({
+      key: async (request) => {
+        if (request.plan === 'pro') throw failure;
+        return `user:${request.ip}`;
+      },
+    });
+    expect(expectKind(await limiter.check(CLIENT), 'allowed').info.key).toBe(`user:${CLIENT.ip}`);
+    await limiter.check(CLIENT);
+    expect((await limiter.check(CLIENT)).kind).toBe('limited');
+    await expect(limiter.check({ ...CLIENT, plan: 'pro' })).rejects.toBe(failure);
+    const thenable = setup({
+      // biome-ignore lint/suspicious/noThenProperty: a thenable that is not a Promise, as some libraries return
+      key: () => ({ then: (resolve: (key: string) => void) => resolve('') }) as never,
+    });
+    expect(expectKind(await thenable.limiter.check(CLIENT), 'allowed').info.key).toMatch(/^ip:/);
+  });
+
   // A key function typed loosely (`req.user.id` is often `any`) may return a number. That is a bug in the
   // app, like a bad cost, and must not pass every request unlimited as if the store had failed.
   it('rejects the check when a key function returns a non-string, without blaming the store', async () => {

@@ -135,7 +135,7 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions<Request>): Req
       if (outcome.kind === 'skipped') return next();
       if (outcome.kind === 'error') return next(outcome.error);
       if (outcome.kind === 'limited') {
-        return void res.status(outcome.status).type(outcome.contentType).send(Buffer.from(outcome.body));
+        return void res.status(outcome.status).type(outcome.contentType).send(outcome.bytes);
       }
       // 'close' comes when the response is done and when the client goes away first.
       res.once('close', outcome.release);

@@ -269,7 +269,7 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions<FastifyRequest
     if (outcome.kind === 'skipped') return;
     if (outcome.kind === 'error') throw outcome.error;
     if (outcome.kind === 'limited') {
-      return reply.code(outcome.status).type(outcome.contentType).send(Buffer.from(outcome.body));
+      return reply.code(outcome.status).type(outcome.contentType).send(outcome.bytes);
     }
     // 'close' comes when the response is done and when the client goes away first.
     reply.raw.once('close', outcome.release);

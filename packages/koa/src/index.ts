@@ -123,7 +123,7 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions<Context>): Mid
     if (outcome.kind === 'limited') {
       ctx.status = outcome.status;
       ctx.type = outcome.contentType;
-      ctx.body = Buffer.from(outcome.body);
+      ctx.body = outcome.bytes;
       return;
     }
     // 'close' comes when the response is done (a streamed body too) and when the client goes away first.

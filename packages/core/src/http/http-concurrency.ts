@@ -12,7 +12,9 @@ import { rejectUnknownNames } from '../unknown-names.js';
 import { isSettingsObject } from '../value-checks.js';
 import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
 import type { AdapterSettings, StoreFailureAnswer } from './options.js';
+import type { RateLimitRejection } from './outcome.js';
 import { PROBLEM_JSON, QUOTA_EXCEEDED_TYPE } from './problem.js';
+import { rejectionOf } from './rejections.js';
 import { byIp, type KeyFunction, type RequestAccess } from './request-keys.js';
 import { type Logger, Warnings } from './warnings.js';
 
@@ -47,8 +49,8 @@ export type ConcurrencyOutcome =
   | { readonly kind: 'skipped' }
   /** Go on; call `release` (it never throws) once the response is done or aborted. */
   | { readonly kind: 'acquired'; readonly release: () => void }
-  /** Answer `status` with `body` (problem details). */
-  | { readonly kind: 'limited'; readonly status: number; readonly contentType: string; readonly body: string }
+  /** Answer `status` with `body` (problem details); `bytes` is `body` as UTF-8, made once per limiter. */
+  | ({ readonly kind: 'limited' } & RateLimitRejection)
   /** Hand `error` to the framework (`onStoreError: 'deny'`). */
   | { readonly kind: 'error'; readonly error: unknown };
 
@@ -115,9 +117,7 @@ export function createHttpConcurrencyLimiter<Req>(
   });
   const limited: ConcurrencyOutcome = Object.freeze({
     kind: 'limited',
-    status: statusCode,
-    contentType: PROBLEM_JSON,
-    body,
+    ...rejectionOf(statusCode, PROBLEM_JSON, body),
   });
 
   async function identityOf(request: Req): Promise<string> {

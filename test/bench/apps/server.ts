@@ -5,7 +5,7 @@
  * argv: framework variant redisUrl keyPrefix
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { Redis } from 'ioredis';
+import { connectBenchRedis } from '../bench-redis.js';
 import { type Framework, SCENARIOS, type Scenario, usesRedis, type Variant } from './scenarios.js';
 
 const [framework, variant, redisUrl = '', keyPrefix = ''] = process.argv.slice(2) as [
@@ -15,22 +15,7 @@ const [framework, variant, redisUrl = '', keyPrefix = ''] = process.argv.slice(2
   string?,
 ];
 
-/**
- * The client Tollgate's README recommends, given to every Redis variant alike: fail fast (no offline
- * queue, no retries) and auto-pipelining, which lets the peers' concurrent commands share a write.
- */
-async function connectRedis(): Promise<Redis> {
-  const client = new Redis(redisUrl, {
-    enableAutoPipelining: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-  });
-  client.on('error', (error) => console.error(`redis: ${error.message}`));
-  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
-  return client;
-}
-
-const redis = usesRedis(variant) ? await connectRedis() : undefined;
+const redis = usesRedis(variant) ? await connectBenchRedis(redisUrl) : undefined;
 
 /** Starts the scenario's app on a free port; resolves to the port. */
 async function listen(scenario: Scenario): Promise<number> {

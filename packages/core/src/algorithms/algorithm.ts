@@ -44,3 +44,17 @@ export interface Algorithm {
   /** The policy's part of a decision about `cost`, from its state alone (as a store answers it). */
   describe(policy: ResolvedPolicy, state: readonly number[], cost: number, nowMs: number): PolicyDecision;
 }
+
+/**
+ * An algorithm's part of the Redis script: the bodies of its four operations in Lua, the TypeScript
+ * ones step for step, on the state array `st` at offset `o`, changed in place. Every body sees its
+ * policy's `limit`, `window` (ms) and `capacity` (units), and `min`, `max`, `floor` and `ceil`; then
+ * `current` sees `stored` and `now`, `fits` sees `cost` and `now`, `apply` sees `cost` and `sign`, and
+ * `idle` sees `now`.
+ */
+export interface AlgorithmLua {
+  readonly current: string;
+  readonly fits: string;
+  readonly apply: string;
+  readonly idle: string;
+}

@@ -2,7 +2,7 @@
  * The algorithms, by name. Adding one: its folder (maths and Lua side by side) and a line in each of the
  * two lists below; nothing else changes.
  */
-import type { Algorithm } from './algorithm.js';
+import type { Algorithm, AlgorithmLua } from './algorithm.js';
 import { fixedWindow } from './fixed-window/fixed-window.js';
 import { FIXED_WINDOW_LUA } from './fixed-window/fixed-window.lua.js';
 import { slidingWindow } from './sliding-window/sliding-window.js';
@@ -28,8 +28,12 @@ export const ALGORITHMS = {
  */
 export type AlgorithmName = keyof typeof ALGORITHMS;
 
-/** Each algorithm's Lua, defining `ALGORITHMS[code]` for the script (see `script.lua.ts`). */
-export const ALGORITHM_LUA: readonly string[] = [TOKEN_BUCKET_LUA, FIXED_WINDOW_LUA, SLIDING_WINDOW_LUA];
+/** Each algorithm's Lua by its code, for the Redis script (see `script.lua.ts`). */
+export const ALGORITHM_LUA: ReadonlyMap<number, AlgorithmLua> = new Map([
+  [tokenBucket.code, TOKEN_BUCKET_LUA],
+  [fixedWindow.code, FIXED_WINDOW_LUA],
+  [slidingWindow.code, SLIDING_WINDOW_LUA],
+]);
 
 /** The algorithm names, for validation and docs. */
 export const ALGORITHM_NAMES = Object.keys(ALGORITHMS) as readonly AlgorithmName[];

@@ -2,7 +2,12 @@
  * The one script the Redis store runs: `settlePolicies` (settle.ts) in Lua, around the algorithms' own
  * Lua (each in its folder). One EVALSHA decides a batch of checks, one after another; a script runs
  * atomically, so each check is atomic across all of its key's policies, whatever their algorithms.
+ *
+ * Redis runs the script's whole body on every call, and in its Lua each table and closure made costs
+ * about a tenth of a microsecond and more in garbage collection: the algorithms' steps are four functions
+ * that branch on the algorithm's code, not tables of closures, and a check makes no table of its own.
  */
+import type { AlgorithmLua } from './algorithm.js';
 import { BAN_LUA } from './ban/ban.lua.js';
 import { ALGORITHM_LUA } from './registry.js';
 
@@ -13,8 +18,8 @@ import { ALGORITHM_LUA } from './registry.js';
  *           its checks are decided in order, each seeing the one before, and it is read and written once.
  * ARGV      the policy sets, then the checks:
  *   S                          how many policy sets follow
- *   per set: n, then per policy: algorithm code, limit, windowMs, capacityUnits; then the ban: refusals in
- *            a row that start one (0: no ban), and how long it lasts in ms
+ *   per set: n, then per policy: algorithm code, its state's field count, limit, windowMs, capacityUnits;
+ *            then the ban: refusals in a row that start one (0: no ban), and how long it lasts in ms
  *   per check c, in KEYS order: set (1-based), now, deadline, cost, mode
  *     now       ms, or '' to read the Redis server's own clock (one timeline for all app servers)
  *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
@@ -29,37 +34,37 @@ import { ALGORITHM_LUA } from './registry.js';
  * bad key must not fail the checks of the others.
  */
 export const SCRIPT_LUA = `
-local ALG = {}
-${ALGORITHM_LUA.join('')}${BAN_LUA}
+local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
+${operation('current', 'st, o, stored, now')}${operation('fits', 'st, o, cost, now')}${operation('apply', 'st, o, cost, sign')}${operation('idle', 'st, o, now')}${BAN_LUA}
 -- A number as it is stored: a whole one below 1e14 as it is (Lua writes those exactly), any other with
 -- all its digits.
-local floor, format = math.floor, string.format
+local format = string.format
 local function num(x)
-  if x == floor(x) and x > -1e14 and x < 1e14 then return x end
+  if x % 1 == 0 and x > -1e14 and x < 1e14 then return x end
   return format('%.17g', x)
 end
 
 -- A number as it is answered: a whole one that a double holds exactly (below 2^53) as it is, since a
 -- reply carries it as an integer; any other (a Lua number in a reply is truncated) with all its digits.
 local function reply(x)
-  if x == floor(x) and x > -9007199254740992 and x < 9007199254740992 then return x end
+  if x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992 then return x end
   return format('%.17g', x)
 end
 
--- sets[s][i] = { code, limit, window, capacity, algorithm }; sets[s].ban = { after, duration } or nil
-local sets, a = {}, 2
-for s = 1, tonumber(ARGV[1]) do
-  local n = tonumber(ARGV[a])
+-- sets[s] = { code, fields, limit, window, capacity, (and so on for each policy) }, with .ban =
+-- { after, duration } or nil. BAN: the ban's steps, made when some set has a ban.
+local argv, sets, a, BAN = ARGV, {}, 2, nil
+for s = 1, tonumber(argv[1]) do
+  local last = a + 5 * tonumber(argv[a])
   local set = {}
-  for i = 1, n do
-    local b = a + 4 * i - 3
-    local code = tonumber(ARGV[b])
-    set[i] = { code, tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), ALG[code] }
+  for i = a + 1, last do set[i - a] = tonumber(argv[i]) end
+  local after = tonumber(argv[last + 1])
+  if after > 0 then
+    set.ban = { after, tonumber(argv[last + 2]) }
+    BAN = BAN or banSteps()
   end
-  local after = tonumber(ARGV[a + 1 + 4 * n])
-  if after > 0 then set.ban = { after, tonumber(ARGV[a + 2 + 4 * n]) } end
   sets[s] = set
-  a = a + 3 + 4 * n
+  a = last + 3
 end
 
 -- The server's clock, read once for the whole batch when some check asks for it.
@@ -67,7 +72,7 @@ local serverNow
 local function clock()
   if not serverNow then
     local time = redis.call('TIME')
-    serverNow = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    serverNow = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
   end
   return serverNow
 end
@@ -88,117 +93,121 @@ local function refused(now, err)
   n = n + 3
 end
 
--- The stored value, split into numbers: st[1..n]; returns n.
-local function parse(stored, st)
-  local from, n = 1, 0
-  while true do
-    local sep = string.find(stored, ':', from, true)
-    n = n + 1
-    if not sep then st[n] = tonumber(string.sub(stored, from)) return n end
-    st[n] = tonumber(string.sub(stored, from, sep - 1))
-    from = sep + 1
-  end
-end
-
--- Every key of the batch is read once and written once: between its checks, \`held\` keeps its value as
--- Redis would hold it, so the checks of a hot key cost one GET and one SET per batch, not per check.
--- held[key] = { raw = the string read (false: none), st = the fields written since (false: deleted),
---               n = how many, px = the expiry of the last write, err = why Redis refused the GET }
-local held = {}
+-- Every key of the batch is read once and written once. held[key] keeps its state between its checks as
+-- Redis would hold it: the fields themselves (held[key][1..n]), and
+--   stored   whether they are a stored state (false: none, or deleted since)
+--   raw      the string read (false: none);  dirty  whether a check wrote since
+--   px       the expiry of the last write;   err    why Redis refused the GET (and nothing else)
+local held, find, sub = {}, string.find, string.sub
 local function hold(key)
   local h = held[key]
   if h then return h end
-  local stored = redis.pcall('GET', key)
-  if type(stored) == 'table' then
-    h = { err = stored.err }
+  local raw = redis.pcall('GET', key)
+  if type(raw) == 'table' then
+    h = { err = raw.err }
   else
-    h = { raw = stored, st = nil, n = 0, px = 0 }
+    h = { raw = raw, stored = raw and true or false, dirty = false, n = 0, px = 0 }
+    if raw then
+      local from, k = 1, 0
+      while true do
+        local sep = find(raw, ':', from, true)
+        k = k + 1
+        if not sep then h[k] = tonumber(sub(raw, from)) break end
+        h[k] = tonumber(sub(raw, from, sep - 1))
+        from = sep + 1
+      end
+      h.n = k
+    end
   end
   held[key] = h
   return h
 end
 
+-- A check works on a copy of its key's state, so one that writes nothing leaves it as it was; one copy
+-- serves every check of the batch.
+local st = {}
 local function settle(key, set, now, cost, mode)
   local h = hold(key)
   if h.err then return refused(now, h.err) end
-  -- st: every policy's state fields, then the ban's, brought to now in place; fits: whether cost fits.
-  local st, fits, o, stored = {}, true, 1, h.st
-  if stored then
-    for k = 1, h.n do st[k] = stored[k] end
-  elseif stored == nil then
-    stored = h.raw
-    if stored then parse(stored, st) end
-  end
-  for i = 1, #set do
-    local p = set[i]
-    p[5].current(p, st, o, stored, now)
-    if fits and not p[5].fits(p, st, o, cost, now) then fits = false end
-    o = o + p[5].fields
+  -- st: every policy's state fields, then the ban's, brought to now; fitting: whether cost fits.
+  local stored, fitting, o = h.stored, true, 1
+  if stored then for k = 1, h.n do st[k] = h[k] end end
+  for i = 1, #set, 5 do
+    local code, limit, window, capacity = set[i], set[i + 2], set[i + 3], set[i + 4]
+    current(code, limit, window, capacity, st, o, stored, now)
+    if fitting and not fits(code, limit, window, capacity, st, o, cost, now) then fitting = false end
+    o = o + set[i + 1]
   end
   local last, ban = o - 1, set.ban
   if ban then BAN.current(st, o, stored, now) end
   local check = mode == 'consume' or mode == 'peek'
   if ban and check and BAN.banned(st, o, now) then return answer(0, now, st, last, st[o + 1]) end
-  if mode == 'peek' or (mode == 'consume' and not fits and not ban) then
-    return answer(fits and 1 or 0, now, st, last, 0)
+  if mode == 'peek' or (mode == 'consume' and not fitting and not ban) then
+    return answer(fitting and 1 or 0, now, st, last, 0)
   end
 
   local applied = 1
-  if mode == 'consume' and not fits then
+  if mode == 'consume' and not fitting then
     -- A refusal changes nothing but the ban's count; the policies are written as they stand now.
     applied = 0
     BAN.refused(ban, st, o, now)
   else
     local sign, q = mode == 'refund' and 1 or -1, 1
-    for i = 1, #set do
-      set[i][5].apply(set[i], st, q, cost, sign)
-      q = q + set[i][5].fields
+    for i = 1, #set, 5 do
+      apply(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, cost, sign)
+      q = q + set[i + 1]
     end
     if ban and mode == 'consume' then BAN.admitted(st, o) end
   end
   -- Kept until every state says no more than a fresh one; deleted when they already do.
-  local idle, q = 0, 1
-  for i = 1, #set do
-    idle = math.max(idle, set[i][5].idle(set[i], st, q, now))
-    q = q + set[i][5].fields
+  local quiet, q = 0, 1
+  for i = 1, #set, 5 do
+    quiet = max(quiet, idle(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, now))
+    q = q + set[i + 1]
   end
   local bannedUntil, fields = 0, last
   if ban then
-    idle = math.max(idle, BAN.idle(st, o, now))
+    quiet = max(quiet, BAN.idle(st, o, now))
     bannedUntil, fields = st[o + 1], o + 1
   end
-  if idle <= 0 then h.st = false else h.st, h.n, h.px = st, fields, idle end
+  h.dirty, h.stored = true, quiet > 0
+  if quiet > 0 then
+    for k = 1, fields do h[k] = st[k] end
+    h.n, h.px = fields, quiet
+  end
   return answer(applied, now, st, last, bannedUntil)
 end
 
 for c = 1, #KEYS do
-  local set = sets[tonumber(ARGV[a])]
-  local now = tonumber(ARGV[a + 1]) or clock()
-  local deadline = tonumber(ARGV[a + 2])
+  local set, now, deadline = sets[tonumber(argv[a])], argv[a + 1], argv[a + 2]
+  if now == '' then now = clock() else now = tonumber(now) end
   starts[c] = n + 1
-  if deadline and now > deadline then
+  if deadline ~= '' and now > tonumber(deadline) then
     answers[n + 1], answers[n + 2] = -1, now
     n = n + 2
   else
-    settle(KEYS[c], set, now, tonumber(ARGV[a + 3]), ARGV[a + 4])
+    settle(KEYS[c], set, now, tonumber(argv[a + 3]), argv[a + 4])
   end
   a = a + 5
 end
 
 -- The writes. A key Redis refuses to write (no memory) changed nothing, so every check that read it
 -- answers that: what they saw of it never landed.
-local failed = {}
+local failed
 for key, h in pairs(held) do
-  local st, written = h.st, nil
-  if st then
-    for k = 1, h.n do st[k] = num(st[k]) end
-    written = redis.pcall('SET', key, table.concat(st, ':', 1, h.n), 'PX', h.px)
-  elseif st == false and h.raw then
+  local written
+  if h.dirty and h.stored then
+    for k = 1, h.n do h[k] = num(h[k]) end
+    written = redis.pcall('SET', key, table.concat(h, ':', 1, h.n), 'PX', h.px)
+  elseif h.dirty and h.raw then
     written = redis.pcall('DEL', key)
   end
-  if type(written) == 'table' and written.err then failed[key] = written.err end
+  if type(written) == 'table' and written.err then
+    failed = failed or {}
+    failed[key] = written.err
+  end
 end
-if next(failed) == nil then return answers end
+if not failed then return answers end
 local kept, last = answers, n
 answers, n = {}, 0
 for c = 1, #KEYS do
@@ -214,3 +223,11 @@ for c = 1, #KEYS do
 end
 return answers
 `;
+
+/** One of the algorithms' steps as one Lua function, branching on the algorithm's code. */
+function operation(name: keyof AlgorithmLua, params: string): string {
+  const branches = [...ALGORITHM_LUA].map(
+    ([code, lua], i) => `${i === 0 ? 'if' : 'elseif'} code == ${code} then${lua[name]}\n  `,
+  );
+  return `\nlocal function ${name}(code, limit, window, capacity, ${params})\n  ${branches.join('')}end\nend\n`;
+}

@@ -170,19 +170,15 @@ export class ScriptBatcher {
     else queued.resolve({ answer, sentAtMs: queued.sentAtMs });
   }
 
-  /** `n, code, limit, windowMs, capacityUnits, …, banAfter, banMs`: a policy set as the script reads it. */
+  /** `n, code, fields, limit, windowMs, capacityUnits, …, banAfter, banMs`: a policy set as the script reads it. */
   #argsOf(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): string[] {
     const setId = ban ?? policies;
     let args = this.#policyArgs.get(setId);
     if (args === undefined) {
       args = [String(policies.length)];
       for (const p of policies) {
-        args.push(
-          String(ALGORITHMS[p.algorithm].code),
-          String(p.limit),
-          String(p.windowMs),
-          String(p.capacityUnits),
-        );
+        const { code, fields } = ALGORITHMS[p.algorithm];
+        args.push(String(code), String(fields), String(p.limit), String(p.windowMs), String(p.capacityUnits));
       }
       args.push(String(ban?.after ?? 0), String(ban?.durationMs ?? 0));
       this.#policyArgs.set(setId, args);

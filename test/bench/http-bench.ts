@@ -8,7 +8,6 @@ import type { Redis } from 'ioredis';
 import { type AppServer, startAppServers } from './app-servers.js';
 import {
   CLIENT_HEADER,
-  FRAMEWORKS,
   type Framework,
   SCENARIOS,
   type Scenario,
@@ -65,7 +64,7 @@ export async function runHttpBench(
 ): Promise<CellResult[]> {
   const salt = `b${config.seed}`;
   const random = seededRandom(config.seed);
-  const specs = FRAMEWORKS.flatMap((framework) =>
+  const specs = config.frameworks.flatMap((framework) =>
     VARIANTS[framework].map((variant) => ({ framework, variant })),
   );
   progress(`starting ${specs.length} app server processes`);

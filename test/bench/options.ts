@@ -1,8 +1,10 @@
 /**
  * The bench's command line: `pnpm bench [--quick] [--seed=N] [--load=wrk|autocannon] [--only=http|core]
- * [--json=file]` (`--json` also writes every round's raw figures to that file).
+ * [--framework=express|fastify|koa] [--json=file]` (`--json` also writes every round's raw figures to that
+ * file; `--framework`, which may be given more than once, runs the HTTP rows of those frameworks only).
  */
 import { parseArgs } from 'node:util';
+import { FRAMEWORKS, type Framework } from './apps/scenarios.js';
 
 /** How long and how often everything runs. */
 export interface BenchConfig {
@@ -19,6 +21,8 @@ export interface BenchConfig {
   readonly warmupRequests: number;
   readonly load: 'wrk' | 'autocannon' | undefined;
   readonly http: boolean;
+  /** The frameworks whose HTTP rows run. */
+  readonly frameworks: readonly Framework[];
   /** Where to write every round's raw figures as JSON, if anywhere. */
   readonly json: string | undefined;
   readonly core: boolean;
@@ -36,6 +40,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
       load: { type: 'string' },
       only: { type: 'string' },
       json: { type: 'string' },
+      framework: { type: 'string', multiple: true },
     },
   });
   const { quick = false, load, only } = values;
@@ -44,6 +49,12 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
   }
   if (only !== undefined && only !== 'http' && only !== 'core') {
     throw new Error(`--only must be http or core; got ${only}`);
+  }
+  const frameworks = values.framework ?? [...FRAMEWORKS];
+  for (const framework of frameworks) {
+    if (!FRAMEWORKS.includes(framework as Framework)) {
+      throw new Error(`--framework must be one of ${FRAMEWORKS.join(', ')}; got ${framework}`);
+    }
   }
   const seed = values.seed === undefined ? Date.now() % 1_000_000 : Number(values.seed);
   return {
@@ -56,6 +67,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
     warmupRequests: 20,
     load,
     http: only !== 'core',
+    frameworks: frameworks as Framework[],
     json: values.json,
     core: only !== 'http',
     coreChecks: quick

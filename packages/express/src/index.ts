@@ -62,7 +62,9 @@ const HANDLING_FRAME = /\bLayer\.(?:handle \[as handle_request\]|handleRequest) 
 
 /**
  * The header profile of the rate-limit fields on each response so far, so a later limiter on the same
- * response (a route's, after the app-wide one) keeps the fields of one profile.
+ * response (a route's, after the app-wide one) keeps the fields of one profile. A WeakMap, not a field
+ * of the response as in the other adapters: Express's requests and responses each end up with a shape
+ * of their own, so a field added to one costs about 2 µs, and a WeakMap entry a tenth of that.
  */
 const profileWritten = new WeakMap<Response, HeaderProfile | undefined>();
 

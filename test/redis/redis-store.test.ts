@@ -217,6 +217,24 @@ describe('RedisStore', () => {
     expect([...reasons].sort()).toEqual(['allowed', 'banned', 'limited', undefined]);
   });
 
+  it("fails a check whose stored state lacks numbers, rather than filling them from another key's", async () => {
+    const prefix = uniquePrefix('short');
+    const limiter = createLimiter({
+      policies: { limit: 5, window: '1m' },
+      store: new RedisStore({ client: redis, prefix }),
+      denyCache: false,
+      onStoreError: 'throw',
+    });
+    await limiter.consume('whole');
+    await limiter.consume('cut');
+    const cutKeys = await redis.keys(`${prefix}*cut*`);
+    expect(cutKeys).toHaveLength(1);
+    await redis.set(cutKeys[0] as string, '5', 'PX', 60_000); // a level without the time it was true
+    // One tick, one script call: 'whole' is decided first, and its numbers must not fill in 'cut''s.
+    const [, cut] = await Promise.allSettled([limiter.consume('whole'), limiter.consume('cut')]);
+    expect(cut.status).toBe('rejected');
+  });
+
   it('keeps and answers bucket levels beyond 1e14 units exactly, as a MemoryStore does', async () => {
     // 1e9 per hour: a bucket holds 3.6e15 units, more digits than Lua writes by default.
     let nowMs = 1_700_000_000_000;

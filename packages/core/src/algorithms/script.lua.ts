@@ -52,17 +52,21 @@ local function reply(x)
 end
 
 -- sets[s] = { code, fields, limit, window, capacity, (and so on for each policy) }, with .ban =
--- { after, duration } or nil. BAN: the ban's steps, made when some set has a ban.
+-- { after, duration } or nil and .fields, how many numbers its stored state has. BAN: the ban's steps,
+-- made when some set has a ban.
 local argv, sets, a, BAN = ARGV, {}, 2, nil
 for s = 1, tonumber(argv[1]) do
   local last = a + 5 * tonumber(argv[a])
-  local set = {}
+  local set, fields = {}, 0
   for i = a + 1, last do set[i - a] = tonumber(argv[i]) end
+  for i = 2, last - a, 5 do fields = fields + set[i] end
   local after = tonumber(argv[last + 1])
   if after > 0 then
     set.ban = { after, tonumber(argv[last + 2]) }
     BAN = BAN or banSteps()
+    fields = fields + 2
   end
+  set.fields = fields
   sets[s] = set
   a = last + 3
 end
@@ -94,10 +98,11 @@ local function refused(now, err)
 end
 
 -- Every key of the batch is read once and written once. held[key] keeps its state between its checks as
--- Redis would hold it: the fields themselves (held[key][1..n]), and
+-- Redis would hold it: the fields themselves (held[key][1..]), and
 --   stored   whether they are a stored state (false: none, or deleted since)
 --   raw      the string read (false: none);  dirty  whether a check wrote since
---   px       the expiry of the last write;   err    why Redis refused the GET (and nothing else)
+--   n, px    how many fields, and the expiry, of the last write
+--   err      why Redis refused the GET (and nothing else)
 local held, find, sub = {}, string.find, string.sub
 local function hold(key)
   local h = held[key]
@@ -116,7 +121,6 @@ local function hold(key)
         h[k] = tonumber(sub(raw, from, sep - 1))
         from = sep + 1
       end
-      h.n = k
     end
   end
   held[key] = h
@@ -131,7 +135,7 @@ local function settle(key, set, now, cost, mode)
   if h.err then return refused(now, h.err) end
   -- st: every policy's state fields, then the ban's, brought to now; fitting: whether cost fits.
   local stored, fitting, o = h.stored, true, 1
-  if stored then for k = 1, h.n do st[k] = h[k] end end
+  if stored then for k = 1, set.fields do st[k] = h[k] end end
   for i = 1, #set, 5 do
     local code, limit, window, capacity = set[i], set[i + 2], set[i + 3], set[i + 4]
     current(code, limit, window, capacity, st, o, stored, now)

@@ -217,6 +217,54 @@ describe('RedisStore', () => {
     expect([...reasons].sort()).toEqual(['allowed', 'banned', 'limited', undefined]);
   });
 
+  it('decides the checks of several limiters on one store in one script call, as a MemoryStore does', async () => {
+    // One call carries each limiter's policy set once, of its own length, ban or none: every check must
+    // be decided with its own limiter's.
+    let nowMs = 1_700_000_000_000;
+    const clock = () => nowMs;
+    const optionsA = {
+      policies: [
+        { limit: 4, window: '1m' },
+        { limit: 9, window: '1h', burst: 6 },
+      ],
+      denyCache: false,
+      onStoreError: 'throw',
+    } as const;
+    const optionsB = {
+      policies: [
+        { limit: 3, window: '1m', algorithm: 'sliding-window' },
+        { limit: 5, window: '1m', algorithm: 'fixed-window' },
+      ],
+      ban: { after: 2, duration: '1m' },
+      denyCache: false,
+      onStoreError: 'throw',
+    } as const;
+    const store = new RedisStore({ client: redis, prefix: uniquePrefix('sets'), clock });
+    const memory = new MemoryStore({ clock });
+    const onRedis = { a: createLimiter({ ...optionsA, store }), b: createLimiter({ ...optionsB, store }) };
+    const inMemory = {
+      a: createLimiter({ ...optionsA, store: memory }),
+      b: createLimiter({ ...optionsB, store: memory }),
+    };
+    type Step = (limiters: typeof onRedis) => Promise<unknown>;
+    const steps: Step[] = [];
+    for (let i = 0; i < 10; i++) {
+      steps.push(({ a }) => a.consume('hot'));
+      steps.push(({ b }) => b.consume(i % 3 === 0 ? 'other' : 'hot'));
+      if (i % 4 === 2) steps.push(({ a }) => a.refund('hot', 1));
+    }
+    const reasons = new Set<unknown>();
+    for (const round of [0, 1]) {
+      nowMs += round * 20_000;
+      const batched = await Promise.all(steps.map((step) => step(onRedis))); // one tick: one script call
+      const oneByOne: unknown[] = [];
+      for (const step of steps) oneByOne.push(await step(inMemory));
+      expect(batched, `round ${round}`).toEqual(oneByOne);
+      for (const result of oneByOne) reasons.add((result as { reason?: string } | undefined)?.reason);
+    }
+    expect([...reasons].sort()).toEqual(['allowed', 'banned', 'limited', undefined]);
+  });
+
   it("fails a check whose stored state lacks numbers, rather than filling them from another key's", async () => {
     const prefix = uniquePrefix('short');
     const limiter = createLimiter({

@@ -28,6 +28,30 @@ function countingClient(client: Redis) {
   };
 }
 
+/**
+ * Runs `steps` on `onRedis` all in one tick (one script call) and one after another on `inMemory`, in
+ * each of `rounds` rounds (`nextRound` moves the clock first), and expects the same results; resolves to
+ * the reasons the decisions gave.
+ */
+async function batchedAsOneByOne<Limiters>(
+  steps: readonly ((limiters: Limiters) => Promise<unknown>)[],
+  onRedis: Limiters,
+  inMemory: Limiters,
+  rounds: number,
+  nextRound: (round: number) => void,
+): Promise<Set<unknown>> {
+  const reasons = new Set<unknown>();
+  for (let round = 0; round < rounds; round++) {
+    nextRound(round);
+    const batched = await Promise.all(steps.map((step) => step(onRedis)));
+    const oneByOne: unknown[] = [];
+    for (const step of steps) oneByOne.push(await step(inMemory));
+    expect(batched, `round ${round}`).toEqual(oneByOne);
+    for (const result of oneByOne) reasons.add((result as { reason?: string } | undefined)?.reason);
+  }
+  return reasons;
+}
+
 describe('RedisStore', () => {
   it('keeps working after SCRIPT FLUSH, falling back to EVAL once', async () => {
     const { client, calls } = countingClient(redis);
@@ -205,15 +229,9 @@ describe('RedisStore', () => {
       if (i % 5 === 2) steps.push((l) => l.peek('hot'));
       if (i % 6 === 3) steps.push((l) => l.consume('other'));
     }
-    const reasons = new Set<unknown>();
-    for (const round of [0, 1, 2]) {
+    const reasons = await batchedAsOneByOne(steps, onRedis, inMemory, 3, (round) => {
       nowMs += round * 7_000;
-      const batched = await Promise.all(steps.map((step) => step(onRedis))); // one tick: one script call
-      const oneByOne: unknown[] = [];
-      for (const step of steps) oneByOne.push(await step(inMemory));
-      expect(batched, `round ${round}`).toEqual(oneByOne);
-      for (const result of oneByOne) reasons.add((result as { reason?: string } | undefined)?.reason);
-    }
+    });
     expect([...reasons].sort()).toEqual(['allowed', 'banned', 'limited', undefined]);
   });
 
@@ -253,15 +271,9 @@ describe('RedisStore', () => {
       steps.push(({ b }) => b.consume(i % 3 === 0 ? 'other' : 'hot'));
       if (i % 4 === 2) steps.push(({ a }) => a.refund('hot', 1));
     }
-    const reasons = new Set<unknown>();
-    for (const round of [0, 1]) {
+    const reasons = await batchedAsOneByOne(steps, onRedis, inMemory, 2, (round) => {
       nowMs += round * 20_000;
-      const batched = await Promise.all(steps.map((step) => step(onRedis))); // one tick: one script call
-      const oneByOne: unknown[] = [];
-      for (const step of steps) oneByOne.push(await step(inMemory));
-      expect(batched, `round ${round}`).toEqual(oneByOne);
-      for (const result of oneByOne) reasons.add((result as { reason?: string } | undefined)?.reason);
-    }
+    });
     expect([...reasons].sort()).toEqual(['allowed', 'banned', 'limited', undefined]);
   });
 

@@ -169,15 +169,15 @@ local function settle(key, set, now, cost, mode)
     quiet = max(quiet, idle(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, now))
     q = q + set[i + 1]
   end
-  local bannedUntil, fields = 0, last
+  local bannedUntil = 0
   if ban then
     quiet = max(quiet, BAN.idle(st, o, now))
-    bannedUntil, fields = st[o + 1], o + 1
+    bannedUntil = st[o + 1]
   end
   h.dirty, h.stored = true, quiet > 0
   if quiet > 0 then
-    for k = 1, fields do h[k] = st[k] end
-    h.n, h.px = fields, quiet
+    for k = 1, set.fields do h[k] = st[k] end
+    h.n, h.px = set.fields, quiet
   end
   return answer(applied, now, st, last, bannedUntil)
 end

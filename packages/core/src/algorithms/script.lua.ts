@@ -16,15 +16,18 @@ import { ALGORITHM_LUA } from './registry.js';
  *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's
  *           two. Missing: all fresh. (On a Cluster, one batch is one slot.) A key may come more than once:
  *           its checks are decided in order, each seeing the one before, and it is read and written once.
- * ARGV      the policy sets, then the checks:
+ * ARGV      the policy sets, then the kinds of check, then the checks:
  *   S                          how many policy sets follow
  *   per set: n, then per policy: algorithm code, its state's field count, limit, windowMs, capacityUnits;
  *            then the ban: refusals in a row that start one (0: no ban), and how long it lasts in ms
- *   per check c, in KEYS order: set (1-based), now, deadline, cost, mode
+ *   K                          how many kinds follow: checks of a batch are mostly alike, so what they
+ *                              share is sent, and read, once
+ *   per kind: set (1-based), now, deadline, cost, mode
  *     now       ms, or '' to read the Redis server's own clock (one timeline for all app servers)
  *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
  *               decided without the store) changes nothing and answers -1, now
  *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
+ *   per check c, in KEYS order: its kind (1-based)
  *
  * Returns the checks' answers one after another in one flat array (a table per check would cost Redis
  * about a tenth of the check): applied (1 or 0), now, then every policy's state fields, then when the
@@ -182,17 +185,27 @@ local function settle(key, set, now, cost, mode)
   return answer(applied, now, st, last, bannedUntil)
 end
 
-for c = 1, #KEYS do
-  local set, now, deadline = sets[tonumber(argv[a])], argv[a + 1], argv[a + 2]
+-- kinds[k] = { set, now, whether its deadline has passed, cost, mode }
+local kinds = {}
+for k = 1, tonumber(argv[a]) do
+  local now, deadline = argv[a + 2], argv[a + 3]
   if now == '' then now = clock() else now = tonumber(now) end
+  kinds[k] = { sets[tonumber(argv[a + 1])], now, deadline ~= '' and now > tonumber(deadline),
+    tonumber(argv[a + 4]), argv[a + 5] }
+  a = a + 5
+end
+a = a + 1
+
+for c = 1, #KEYS do
+  local kind = kinds[tonumber(argv[a])]
   starts[c] = n + 1
-  if deadline ~= '' and now > tonumber(deadline) then
-    answers[n + 1], answers[n + 2] = -1, now
+  if kind[3] then
+    answers[n + 1], answers[n + 2] = -1, kind[2]
     n = n + 2
   else
-    settle(KEYS[c], set, now, tonumber(argv[a + 3]), argv[a + 4])
+    settle(KEYS[c], kind[1], kind[2], kind[4], kind[5])
   end
-  a = a + 5
+  a = a + 1
 end
 
 -- The writes. A key Redis refuses to write (no memory) changed nothing, so every check that read it

@@ -119,29 +119,18 @@ export class ScriptBatcher {
 
   #send(group: Group, batch: Queued[]): void {
     const { watch, deadlineArg, send } = this.#settings;
-    // A set is the policies and the ban of one limiter: the ban rule, made once per limiter, names it.
-    const setOf = new Map<object, number>();
-    const setArgs: string[] = [];
-    const checkArgs: string[] = [];
-    const keys: string[] = [];
     const sentAtMs = Date.now();
+    const call = new ScriptCall(
+      (check) => this.#argsOf(check.policies, check.ban),
+      (check) => deadlineArg(sentAtMs, check.timeoutMs),
+    );
     for (const queued of batch) {
-      const { check } = queued;
-      const setId = check.ban ?? check.policies;
-      let set = setOf.get(setId);
-      if (set === undefined) {
-        set = setOf.size + 1;
-        setOf.set(setId, set);
-        setArgs.push(...this.#argsOf(check.policies, check.ban));
-      }
-      keys.push(check.key);
-      checkArgs.push(String(set), check.nowArg, deadlineArg(sentAtMs, check.timeoutMs));
-      checkArgs.push(String(check.cost), check.mode);
+      call.add(queued.check);
       queued.sentAtMs = sentAtMs;
       if (queued.watched) watch.restart(queued.watched);
     }
     group.inFlight++;
-    send(keys, [String(setOf.size), ...setArgs, ...checkArgs]).then(
+    send(call.keys, call.args()).then(
       (answers) => this.#finished(group, batch, answers, undefined),
       (error: unknown) => this.#finished(group, batch, undefined, error),
     );
@@ -185,6 +174,82 @@ export class ScriptBatcher {
     }
     return args;
   }
+}
+
+/**
+ * The keys and arguments of one script call, check by check: each policy set, and each kind of check
+ * (what checks share but their key), is written once, and each check names its kind.
+ */
+class ScriptCall {
+  readonly keys: string[] = [];
+  // A set is the policies and the ban of one limiter: the ban rule, made once per limiter, names it.
+  readonly #sets = new Map<object, number>();
+  readonly #setArgs: string[] = [];
+  readonly #kinds = new Map<string, string>();
+  readonly #kindArgs: string[] = [];
+  readonly #checkArgs: string[] = [];
+  readonly #setArgsOf: (check: ScriptCheck) => string[];
+  readonly #deadlineOf: (check: ScriptCheck) => string;
+  #previous: ScriptCheck | undefined;
+  #kind = '';
+
+  /** `setArgsOf`: a check's policy set as the script reads it; `deadlineOf`: its deadline argument. */
+  constructor(setArgsOf: (check: ScriptCheck) => string[], deadlineOf: (check: ScriptCheck) => string) {
+    this.#setArgsOf = setArgsOf;
+    this.#deadlineOf = deadlineOf;
+  }
+
+  add(check: ScriptCheck): void {
+    // Most of a batch is one kind, and checks of one kind mostly come one after another.
+    if (this.#previous === undefined || !sameKind(check, this.#previous)) {
+      this.#kind = this.#kindOf(check);
+      this.#previous = check;
+    }
+    this.keys.push(check.key);
+    this.#checkArgs.push(this.#kind);
+  }
+
+  /** `S, sets…, K, kinds…, checks…`, as the script reads them. */
+  args(): string[] {
+    return [
+      String(this.#sets.size),
+      ...this.#setArgs,
+      String(this.#kinds.size),
+      ...this.#kindArgs,
+      ...this.#checkArgs,
+    ];
+  }
+
+  #kindOf(check: ScriptCheck): string {
+    const setId = check.ban ?? check.policies;
+    let set = this.#sets.get(setId);
+    if (set === undefined) {
+      set = this.#sets.size + 1;
+      this.#sets.set(setId, set);
+      this.#setArgs.push(...this.#setArgsOf(check));
+    }
+    const fields = [String(set), check.nowArg, this.#deadlineOf(check), String(check.cost), check.mode];
+    const id = fields.join(' ');
+    let kind = this.#kinds.get(id);
+    if (kind === undefined) {
+      kind = String(this.#kinds.size + 1);
+      this.#kinds.set(id, kind);
+      this.#kindArgs.push(...fields);
+    }
+    return kind;
+  }
+}
+
+/** Whether two checks differ in nothing but their key, so the script may read them as one kind. */
+function sameKind(a: ScriptCheck, b: ScriptCheck): boolean {
+  return (
+    a.policies === b.policies &&
+    a.ban === b.ban &&
+    a.nowArg === b.nowArg &&
+    a.timeoutMs === b.timeoutMs &&
+    a.cost === b.cost &&
+    a.mode === b.mode
+  );
 }
 
 /** How many fields a check's answer has, given its first (see `script.lua.ts`). */

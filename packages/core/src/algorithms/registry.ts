@@ -28,11 +28,11 @@ export const ALGORITHMS = {
  */
 export type AlgorithmName = keyof typeof ALGORITHMS;
 
-/** Each algorithm's Lua by its code, for the Redis script (see `script.lua.ts`). */
-export const ALGORITHM_LUA: ReadonlyMap<number, AlgorithmLua> = new Map([
-  [tokenBucket.code, TOKEN_BUCKET_LUA],
-  [fixedWindow.code, FIXED_WINDOW_LUA],
-  [slidingWindow.code, SLIDING_WINDOW_LUA],
+/** Each algorithm's Lua, for the Redis script (see `script.lua.ts`). */
+export const ALGORITHM_LUA: ReadonlyMap<Algorithm, AlgorithmLua> = new Map<Algorithm, AlgorithmLua>([
+  [tokenBucket, TOKEN_BUCKET_LUA],
+  [fixedWindow, FIXED_WINDOW_LUA],
+  [slidingWindow, SLIDING_WINDOW_LUA],
 ]);
 
 /** The algorithm names, for validation and docs. */

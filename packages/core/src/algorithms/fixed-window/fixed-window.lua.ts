@@ -10,10 +10,9 @@ export const FIXED_WINDOW_LUA: AlgorithmLua = {
     -- stepped back keeps the window it is in.
     if not stored or st[o + 1] <= 0 or now >= st[o] + window then st[o], st[o + 1] = now, 0 end`,
   fits: `
-    return st[o + 1] + cost <= limit`,
+    st[o + 1] + cost <= limit`,
   apply: `
     st[o + 1] = max(0, st[o + 1] - sign * cost)`,
   idle: `
-    if st[o + 1] > 0 then return st[o] + window - now end
-    return 0`,
+    st[o + 1] > 0 and st[o] + window - now or 0`,
 };

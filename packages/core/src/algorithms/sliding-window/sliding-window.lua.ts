@@ -8,19 +8,22 @@ import type { AlgorithmLua } from '../algorithm.js';
 export const SLIDING_WINDOW_LUA: AlgorithmLua = {
   current: `
     local start = floor(now / window) * window
-    if not stored then st[o], st[o + 1], st[o + 2] = start, 0, 0 return end
-    -- A clock that stepped back keeps the stored windows.
-    if start <= st[o] then return end
-    if start == st[o] + window then st[o], st[o + 1], st[o + 2] = start, st[o + 2], 0 return end
-    st[o], st[o + 1], st[o + 2] = start, 0, 0`,
+    if not stored then
+      st[o], st[o + 1], st[o + 2] = start, 0, 0
+    elseif start > st[o] then -- a clock that stepped back keeps the stored windows
+      if start == st[o] + window then
+        st[o], st[o + 1], st[o + 2] = start, st[o + 2], 0
+      else
+        st[o], st[o + 1], st[o + 2] = start, 0, 0
+      end
+    end`,
   fits: `
     -- The previous window's count, weighted by what the sliding window still covers of it.
-    local elapsed = min(window, max(0, now - st[o]))
-    return st[o + 1] * (window - elapsed) + (st[o + 2] + cost) * window <= limit * window`,
+    st[o + 1] * (window - min(window, max(0, now - st[o]))) + (st[o + 2] + cost) * window <= limit * window`,
   apply: `
     st[o + 2] = max(0, st[o + 2] - sign * cost)`,
   idle: `
-    if st[o + 2] > 0 then return st[o] + 2 * window - now end
-    if st[o + 1] > 0 then return st[o] + window - now end
-    return 0`,
+    st[o + 2] > 0 and st[o] + 2 * window - now
+      or st[o + 1] > 0 and st[o] + window - now
+      or 0`,
 };

@@ -6,16 +6,18 @@ import type { AlgorithmLua } from '../algorithm.js';
 
 export const TOKEN_BUCKET_LUA: AlgorithmLua = {
   current: `
-    if not stored then st[o], st[o + 1] = capacity, now return end
-    -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
-    local at = st[o + 1]
-    st[o] = min(capacity, st[o] + max(0, now - at) * limit)
-    if at < now then st[o + 1] = now end`,
+    if not stored then
+      st[o], st[o + 1] = capacity, now
+    else
+      -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
+      local at = st[o + 1]
+      st[o] = min(capacity, st[o] + max(0, now - at) * limit)
+      if at < now then st[o + 1] = now end
+    end`,
   fits: `
-    return st[o] >= cost * window`,
+    st[o] >= cost * window`,
   apply: `
     st[o] = min(capacity, st[o] + sign * cost * window)`,
   idle: `
-    if st[o] >= capacity then return 0 end
-    return st[o + 1] - now + ceil((capacity - st[o]) / limit)`,
+    st[o] >= capacity and 0 or st[o + 1] - now + ceil((capacity - st[o]) / limit)`,
 };

@@ -30,12 +30,13 @@ import { ALGORITHM_LUA } from './registry.js';
  *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
  *   per check c, in KEYS order: its kind (1-based)
  *
- * Returns the checks' answers one after another in one flat array (a table per check would cost Redis
- * about a tenth of the check): applied (1 or 0), now, then every policy's state fields, then when the
- * client's ban ends (0: not banned); whole numbers as numbers, others as strings formatted with %.17g
- * (a Lua number in a reply is truncated to an integer). A check whose key Redis refuses (a key of another
- * type, no memory to write) answers -2, now, error and changes nothing: scripts do not roll back, so one
- * bad key must not fail the checks of the others.
+ * Returns one flat array (a table per check would cost Redis about a tenth of the check): each kind's
+ * now, then the checks' answers one after another: applied (1 or 0), every policy's state fields, then,
+ * if its set has a ban, when the client's ban ends (0: not banned); whole numbers as numbers, others as
+ * strings formatted with %.17g (a Lua number in a reply is truncated to an integer). A check run after its
+ * deadline answers -1 alone. A check whose key Redis refuses (a key of another type, no memory to write)
+ * answers -2, error and changes nothing: scripts do not roll back, so one bad key must not fail the
+ * checks of the others. (Every number the client decodes costs it, so nothing is answered twice.)
  */
 export const SCRIPT_LUA = `
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
@@ -88,17 +89,21 @@ end
 -- The answers so far (n of them), and where each check's begins.
 local answers, n, starts = {}, 0, {}
 
--- The answer of a check: applied, now, the first \`last\` state fields (the policies'), when its ban ends.
-local function answer(applied, now, st, last, bannedUntil)
-  answers[n + 1], answers[n + 2] = applied, now
-  for k = 1, last do answers[n + 2 + k] = reply(st[k]) end
-  answers[n + last + 3] = reply(bannedUntil)
-  n = n + last + 3
+-- The answer of a check: applied, the first \`last\` state fields (the policies'), and when its ban ends
+-- (nil: its set has no ban).
+local function answer(applied, st, last, bannedUntil)
+  answers[n + 1] = applied
+  for k = 1, last do answers[n + 1 + k] = reply(st[k]) end
+  n = n + last + 1
+  if bannedUntil then
+    n = n + 1
+    answers[n] = reply(bannedUntil)
+  end
 end
 
-local function refused(now, err)
-  answers[n + 1], answers[n + 2], answers[n + 3] = -2, now, err
-  n = n + 3
+local function refused(err)
+  answers[n + 1], answers[n + 2] = -2, err
+  n = n + 2
 end
 ${settleOne()}
 -- Every key of the batch is read once and written once. held[key] keeps its state between its checks as
@@ -137,7 +142,7 @@ end
 local st = {}
 local function settle(key, set, now, cost, mode)
   local h = hold(key)
-  if h.err then return refused(now, h.err) end
+  if h.err then return refused(h.err) end
   if set.one then return settleOne(h, set, now, cost, mode) end
   -- st: every policy's state fields, then the ban's, brought to now; fitting: whether cost fits.
   local stored, fitting, o = h.stored, true, 1
@@ -151,9 +156,9 @@ local function settle(key, set, now, cost, mode)
   local last, ban = o - 1, set.ban
   if ban then BAN.current(st, o, stored, now) end
   local check = mode == 'consume' or mode == 'peek'
-  if ban and check and BAN.banned(st, o, now) then return answer(0, now, st, last, st[o + 1]) end
+  if ban and check and BAN.banned(st, o, now) then return answer(0, st, last, st[o + 1]) end
   if mode == 'peek' or (mode == 'consume' and not fitting and not ban) then
-    return answer(fitting and 1 or 0, now, st, last, 0)
+    return answer(fitting and 1 or 0, st, last, ban and 0)
   end
 
   local applied = 1
@@ -185,26 +190,27 @@ local function settle(key, set, now, cost, mode)
     for k = 1, set.fields do h[k] = st[k] end
     h.n, h.px = set.fields, quiet
   end
-  return answer(applied, now, st, last, bannedUntil)
+  return answer(applied, st, last, ban and bannedUntil)
 end
 
--- kinds[k] = { set, now, whether its deadline has passed, cost, mode }
-local kinds = {}
-for k = 1, tonumber(argv[a]) do
+-- kinds[k] = { set, now, whether its deadline has passed, cost, mode }; its now is answered first.
+local kinds, K = {}, tonumber(argv[a])
+for k = 1, K do
   local now, deadline = argv[a + 2], argv[a + 3]
   if now == '' then now = clock() else now = tonumber(now) end
   kinds[k] = { sets[tonumber(argv[a + 1])], now, deadline ~= '' and now > tonumber(deadline),
     tonumber(argv[a + 4]), argv[a + 5] }
+  answers[k] = now
   a = a + 5
 end
-a = a + 1
+a, n = a + 1, K
 
 for c = 1, #KEYS do
   local kind = kinds[tonumber(argv[a])]
   starts[c] = n + 1
   if kind[3] then
-    answers[n + 1], answers[n + 2] = -1, kind[2]
-    n = n + 2
+    n = n + 1
+    answers[n] = -1
   else
     settle(KEYS[c], kind[1], kind[2], kind[4], kind[5])
   end
@@ -229,11 +235,12 @@ for key, h in pairs(held) do
 end
 if not failed then return answers end
 local kept, last = answers, n
-answers, n = {}, 0
+answers, n = {}, K
+for k = 1, K do answers[k] = kept[k] end
 for c = 1, #KEYS do
   local from, to = starts[c], (starts[c + 1] or last + 1) - 1
   if failed[KEYS[c]] and kept[from] >= 0 then
-    refused(kept[from + 1], failed[KEYS[c]])
+    refused(failed[KEYS[c]])
   else
     for k = from, to do
       n = n + 1
@@ -262,7 +269,7 @@ function settleOne(): string {
   const branches = [...ALGORITHM_LUA].map(([{ code, fields }, lua], i) => {
     const locals = Array.from({ length: fields }, (_, k) => `f${k + 1}`).join(', ');
     const held = Array.from({ length: fields }, (_, k) => `h[${k + 1}]`).join(', ');
-    const answered = Array.from({ length: fields }, (_, k) => `answers[n + ${k + 3}]`).join(', ');
+    const answered = Array.from({ length: fields }, (_, k) => `answers[n + ${k + 2}]`).join(', ');
     const replies = Array.from({ length: fields }, (_, k) => `reply(f${k + 1})`).join(', ');
     const inline = (body: string) => inFieldLocals(body, fields).trim();
     return `${i === 0 ? 'if' : 'elseif'} code == ${code} then
@@ -288,8 +295,8 @@ local function settleOne(h, set, now, cost, mode)
   local code, limit, window, capacity, stored = set[1], set[3], set[4], set[5], h.stored
   local applied = 1
   ${branches.join('')}end
-  answers[n + 1], answers[n + 2], answers[n + set.fields + 3] = applied, now, 0
-  n = n + set.fields + 3
+  answers[n + 1] = applied
+  n = n + set.fields + 1
 end
 `;
 }

@@ -101,15 +101,14 @@ export class RedisStore implements Store {
     } catch (error) {
       throw this.#failure(error);
     }
-    const { answer, sentAtMs } = scriptAnswer;
-    const status = Number(answer[0]);
-    const nowMs = Number(answer[1]);
+    const { answers, at, nowMs, sentAtMs } = scriptAnswer;
+    const status = Number(answers[at]);
     if (this.clock === undefined) {
       if (status === EXPIRED) this.#offset.forget(); // our bound was too early: the server's clock stepped
       this.#offset.sample(nowMs, sentAtMs);
     }
     if (status === EXPIRED || status === REFUSED) {
-      const why = status === EXPIRED ? 'checks ran after their deadline' : String(answer[2]);
+      const why = status === EXPIRED ? 'checks ran after their deadline' : String(answers[at + 1]);
       this.#breaker.failed(why, false);
       if (status === REFUSED) throw new RefusedCheckError(why);
       throw new StoreUnavailableError(`Redis ran the check after its ${timeoutMs} ms deadline`, {
@@ -118,11 +117,12 @@ export class RedisStore implements Store {
     }
     this.#breaker.succeeded();
     if (!this.#serverChecked) this.#checkServer();
+    const states = statesOf(policies, answers, at);
     return {
       applied: status === 1,
       nowMs,
-      states: statesOf(policies, answer),
-      bannedUntilMs: bannedUntil(answer),
+      states,
+      bannedUntilMs: ban === undefined ? 0 : bannedUntil(states, answers, at),
     };
   }
 

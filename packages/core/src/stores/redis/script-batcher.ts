@@ -28,9 +28,14 @@ export interface ScriptCheck {
   readonly timeoutMs: number | undefined;
 }
 
-/** What the script answered for a check, and when the check was written (`Date.now()`). */
+/**
+ * What the script answered for a check: its fields from `answers[at]` on (see `script.lua.ts`), the time
+ * it was decided at, and when it was written (`Date.now()`).
+ */
 export interface ScriptAnswer {
-  readonly answer: unknown[];
+  readonly answers: readonly unknown[];
+  readonly at: number;
+  readonly nowMs: number;
   readonly sentAtMs: number;
 }
 
@@ -52,6 +57,8 @@ export interface BatcherSettings {
  */
 class Queued {
   sentAtMs = 0;
+  /** Its kind in the script call it went in (1-based). */
+  kind = 0;
   watched: Watched | undefined = undefined;
   done = false;
 
@@ -125,38 +132,45 @@ export class ScriptBatcher {
       (check) => deadlineArg(sentAtMs, check.timeoutMs),
     );
     for (const queued of batch) {
-      call.add(queued.check);
+      queued.kind = call.add(queued.check);
       queued.sentAtMs = sentAtMs;
       if (queued.watched) watch.restart(queued.watched);
     }
     group.inFlight++;
     send(call.keys, call.args()).then(
-      (answers) => this.#finished(group, batch, answers, undefined),
-      (error: unknown) => this.#finished(group, batch, undefined, error),
+      (answers) => this.#finished(group, batch, answers, call.kinds, undefined),
+      (error: unknown) => this.#finished(group, batch, undefined, 0, error),
     );
   }
 
-  #finished(group: Group, batch: Queued[], answers: unknown[] | undefined, error: unknown): void {
+  /** `answers`: the script's, which begin with each of the call's `kinds`' now. */
+  #finished(
+    group: Group,
+    batch: Queued[],
+    answers: unknown[] | undefined,
+    kinds: number,
+    error: unknown,
+  ): void {
     group.inFlight--;
-    let at = 0;
+    let at = kinds;
     for (const queued of batch) {
       if (answers === undefined || at >= answers.length) {
         this.#settle(queued, undefined, error); // with neither, it rejects: Redis gave no answer
         continue;
       }
-      const length = answerLength(Number(answers[at]), queued.check.policies);
-      this.#settle(queued, answers.slice(at, at + length), undefined);
-      at += length;
+      const nowMs = Number(answers[queued.kind - 1]);
+      this.#settle(queued, { answers, at, nowMs, sentAtMs: queued.sentAtMs }, undefined);
+      at += answerLength(Number(answers[at]), queued.check);
     }
     if (group.inFlight === 0 && group.queue.length > 0 && !group.scheduled) this.#flush(group);
   }
 
-  #settle(queued: Queued, answer: unknown[] | undefined, error: unknown): void {
+  #settle(queued: Queued, answer: ScriptAnswer | undefined, error: unknown): void {
     if (queued.done) return;
     queued.done = true;
     if (queued.watched) this.#settings.watch.stop(queued.watched);
     if (answer === undefined) queued.reject(error ?? new Error('Redis gave no answer for a check'));
-    else queued.resolve({ answer, sentAtMs: queued.sentAtMs });
+    else queued.resolve(answer);
   }
 
   /** `n, code, fields, limit, windowMs, capacityUnits, …, banAfter, banMs`: a policy set as the script reads it. */
@@ -185,13 +199,14 @@ class ScriptCall {
   // A set is the policies and the ban of one limiter: the ban rule, made once per limiter, names it.
   readonly #sets = new Map<object, number>();
   readonly #setArgs: string[] = [];
-  readonly #kinds = new Map<string, string>();
+  readonly #kinds = new Map<string, number>();
   readonly #kindArgs: string[] = [];
   readonly #checkArgs: string[] = [];
   readonly #setArgsOf: (check: ScriptCheck) => string[];
   readonly #deadlineOf: (check: ScriptCheck) => string;
   #previous: ScriptCheck | undefined;
-  #kind = '';
+  #kind = 0;
+  #kindArg = '';
 
   /** `setArgsOf`: a check's policy set as the script reads it; `deadlineOf`: its deadline argument. */
   constructor(setArgsOf: (check: ScriptCheck) => string[], deadlineOf: (check: ScriptCheck) => string) {
@@ -199,14 +214,22 @@ class ScriptCall {
     this.#deadlineOf = deadlineOf;
   }
 
-  add(check: ScriptCheck): void {
+  /** How many kinds of check the call has so far. */
+  get kinds(): number {
+    return this.#kinds.size;
+  }
+
+  /** Adds a check; its kind (1-based). */
+  add(check: ScriptCheck): number {
     // Most of a batch is one kind, and checks of one kind mostly come one after another.
     if (this.#previous === undefined || !sameKind(check, this.#previous)) {
       this.#kind = this.#kindOf(check);
+      this.#kindArg = String(this.#kind);
       this.#previous = check;
     }
     this.keys.push(check.key);
-    this.#checkArgs.push(this.#kind);
+    this.#checkArgs.push(this.#kindArg);
+    return this.#kind;
   }
 
   /** `S, sets…, K, kinds…, checks…`, as the script reads them. */
@@ -220,7 +243,7 @@ class ScriptCall {
     ];
   }
 
-  #kindOf(check: ScriptCheck): string {
+  #kindOf(check: ScriptCheck): number {
     const setId = check.ban ?? check.policies;
     let set = this.#sets.get(setId);
     if (set === undefined) {
@@ -232,7 +255,7 @@ class ScriptCall {
     const id = fields.join(' ');
     let kind = this.#kinds.get(id);
     if (kind === undefined) {
-      kind = String(this.#kinds.size + 1);
+      kind = this.#kinds.size + 1;
       this.#kinds.set(id, kind);
       this.#kindArgs.push(...fields);
     }
@@ -253,10 +276,10 @@ function sameKind(a: ScriptCheck, b: ScriptCheck): boolean {
 }
 
 /** How many fields a check's answer has, given its first (see `script.lua.ts`). */
-function answerLength(status: number, policies: readonly ResolvedPolicy[]): number {
-  if (status === EXPIRED) return 2;
-  if (status === REFUSED) return 3;
-  let fields = 3; // applied, now, when the ban ends
+function answerLength(status: number, { policies, ban }: ScriptCheck): number {
+  if (status === EXPIRED) return 1;
+  if (status === REFUSED) return 2;
+  let fields = ban === undefined ? 1 : 2; // applied, and when the ban ends
   for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
   return fields;
 }

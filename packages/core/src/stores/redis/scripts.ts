@@ -28,18 +28,28 @@ export class RefusedCheckError extends Error {
   override readonly name = 'ReplyError';
 }
 
-/** When the client's ban ends, in a check's answer: its last field (0: not banned). */
-export function bannedUntil(answer: readonly unknown[]): number {
-  return Number(answer[answer.length - 1]);
-}
-
-/** The policies' states in a check's answer: each policy's fields after `applied` and `now`. */
-export function statesOf(policies: readonly ResolvedPolicy[], answer: readonly unknown[]): number[][] {
-  let field = 2;
+/**
+ * The policies' states in a check's answer (from `answers[at]`, its `applied`): each policy's fields,
+ * in policy order.
+ */
+export function statesOf(
+  policies: readonly ResolvedPolicy[],
+  answers: readonly unknown[],
+  at: number,
+): number[][] {
+  let field = at + 1;
   return policies.map((policy) => {
     const { fields } = ALGORITHMS[policy.algorithm];
-    const state = answer.slice(field, field + fields).map(Number);
+    const state = new Array<number>(fields);
+    for (let k = 0; k < fields; k++) state[k] = Number(answers[field + k]);
     field += fields;
     return state;
   });
+}
+
+/** When the client's ban ends, in a check's answer of a set with a ban: its field after the states. */
+export function bannedUntil(states: readonly number[][], answers: readonly unknown[], at: number): number {
+  let field = at + 1;
+  for (const state of states) field += state.length;
+  return Number(answers[field]);
 }

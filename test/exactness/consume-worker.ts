@@ -2,7 +2,8 @@
  * One of several processes racing on one key: waits for "go" on stdin, fires its share of `consume`
  * calls at once, and prints how many were allowed.
  * argv: client target prefix calls [algorithm]
- * - client: `ioredis`, `node-redis-4` or `node-redis-5`
+ * - client: `ioredis` (auto-pipelining, as the READMEs recommend), `ioredis-plain` (without, as ioredis
+ *   defaults), `node-redis-4` or `node-redis-5`
  * - target: a Redis URL, or `cluster:` and a JSON list of `{ host, port }` nodes
  * - algorithm: the policy's, `token-bucket` by default
  */
@@ -19,8 +20,8 @@ const nodes = target.startsWith('cluster:')
 
 /** A connected client of the kind asked for, with the fail-fast options the READMEs recommend. */
 async function connect() {
-  if (client === 'ioredis') {
-    const failFast = { enableAutoPipelining: true, enableOfflineQueue: false } as const;
+  if (client === 'ioredis' || client === 'ioredis-plain') {
+    const failFast = { enableAutoPipelining: client === 'ioredis', enableOfflineQueue: false } as const;
     const redis = nodes
       ? new Cluster(nodes, { ...failFast, redisOptions: { maxRetriesPerRequest: 0 } })
       : new Redis(target, { ...failFast, maxRetriesPerRequest: 0 });

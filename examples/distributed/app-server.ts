@@ -17,11 +17,7 @@ export interface ReadyMessage {
 const limiterName = process.env.LIMITER_NAME;
 if (!limiterName) throw new Error('app-server.ts is started by index.ts, which sets LIMITER_NAME');
 const redis = process.env.REDIS_URL
-  ? new Redis(process.env.REDIS_URL, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      enableAutoPipelining: true,
-    })
+  ? new Redis(process.env.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 0 })
   : undefined;
 const store = redis
   ? new RedisStore({ client: redis, prefix: 'tollgate:example-distributed:' })

@@ -23,12 +23,8 @@ export function openStore(redisUrl: string | undefined, prefix: string): SharedS
     return { store: new MemoryStore(), description: 'memory (this process only)', close: async () => {} };
   }
   // Fail fast: while Redis is away, checks take the insurance limiter at once instead of waiting in a
-  // queue and reaching Redis late. Auto-pipelining sends the checks of concurrent requests in one write.
-  const client = new Redis(redisUrl, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    enableAutoPipelining: true,
-  });
+  // queue and reaching Redis late. (No auto-pipelining: the store batches concurrent checks itself.)
+  const client = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
   reportRedisErrors(client);
   return {
     store: new RedisStore({ client, prefix }),

@@ -26,7 +26,7 @@ import { ALGORITHM_LUA } from './registry.js';
  *   per kind: set (1-based), now, deadline, cost, mode
  *     now       ms, or '' to read the Redis server's own clock (one timeline for all app servers)
  *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
- *               decided without the store) changes nothing and answers -1, now
+ *               decided without the store) changes nothing and answers -1
  *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
  *   per check c, in KEYS order: its kind (1-based)
  *

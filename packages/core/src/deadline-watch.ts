@@ -24,15 +24,24 @@ export class DeadlineWatch {
 
   /** Starts watching: `expired` is called once `timeoutMs` has passed, unless {@link stop} comes first. */
   start(timeoutMs: number, expired: Watched['expired']): Watched {
-    const watched: Watched = { deadlineMs: performance.now() + timeoutMs, timeoutMs, expired };
-    this.#pending.add(watched);
-    this.#arm(watched.deadlineMs);
+    const watched: Watched = { deadlineMs: 0, timeoutMs, expired };
+    this.add(watched);
     return watched;
   }
 
-  /** Gives a watched call its whole timeout again from now: it has just been sent. */
-  restart(watched: Watched): void {
+  /** Starts watching a call the caller made, as {@link start} does: its deadline is its timeout from now. */
+  add(watched: Watched): void {
     watched.deadlineMs = performance.now() + watched.timeoutMs;
+    this.#pending.add(watched);
+    this.#arm(watched.deadlineMs);
+  }
+
+  /**
+   * Gives a watched call its whole timeout again from `fromMs` (`performance.now()`, by default now): it
+   * has just been sent.
+   */
+  restart(watched: Watched, fromMs = performance.now()): void {
+    watched.deadlineMs = fromMs + watched.timeoutMs;
   }
 
   /** Stops watching; `true` if it was still watched (not yet expired). */

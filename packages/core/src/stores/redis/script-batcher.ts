@@ -52,21 +52,44 @@ export interface BatcherSettings {
 }
 
 /**
- * A check waiting for its answer. A class, its fields all set in the constructor: V8 gives an object
- * literal spread from the check and then extended a slow dictionary shape, which cost a sixth of a check.
+ * A check waiting for its answer, and, when it has a timeout, what the deadline watch watches. A class,
+ * its fields all set in the constructor: V8 gives an object literal spread from the check and then
+ * extended a slow dictionary shape, which cost a sixth of a check.
  */
-class Queued {
+class Queued implements Watched {
   sentAtMs = 0;
   /** Its kind in the script call it went in (1-based). */
   kind = 0;
-  watched: Watched | undefined = undefined;
+  deadlineMs = 0;
+  readonly timeoutMs: number;
   done = false;
 
   constructor(
     readonly check: ScriptCheck,
     readonly resolve: (answer: ScriptAnswer) => void,
     readonly reject: (error: unknown) => void,
-  ) {}
+    readonly watch: DeadlineWatch,
+  ) {
+    this.timeoutMs = check.timeoutMs ?? Number.POSITIVE_INFINITY;
+  }
+
+  get watched(): boolean {
+    return this.check.timeoutMs !== undefined;
+  }
+
+  /** The deadline watch gave up on it. */
+  expired(error: StoreUnavailableError): void {
+    this.settle(undefined, error);
+  }
+
+  /** Answers it, once: with `answer`, or else by rejecting with `error`. */
+  settle(answer: ScriptAnswer | undefined, error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.watched) this.watch.stop(this);
+    if (answer === undefined) this.reject(error ?? new Error('Redis gave no answer for a check'));
+    else this.resolve(answer);
+  }
 }
 
 interface Group {
@@ -90,12 +113,8 @@ export class ScriptBatcher {
    */
   run(check: ScriptCheck): Promise<ScriptAnswer> {
     return new Promise<ScriptAnswer>((resolve, reject) => {
-      const queued = new Queued(check, resolve, reject);
-      if (check.timeoutMs !== undefined) {
-        queued.watched = this.#settings.watch.start(check.timeoutMs, (error: StoreUnavailableError) =>
-          this.#settle(queued, undefined, error),
-        );
-      }
+      const queued = new Queued(check, resolve, reject, this.#settings.watch);
+      if (queued.watched) queued.watch.add(queued);
       const group = this.#groupOf(check.key);
       group.queue.push(queued);
       if (group.inFlight === 0 && !group.scheduled) {
@@ -127,6 +146,7 @@ export class ScriptBatcher {
   #send(group: Group, batch: Queued[]): void {
     const { watch, deadlineArg, send } = this.#settings;
     const sentAtMs = Date.now();
+    const sentAt = performance.now();
     const call = new ScriptCall(
       (check) => this.#argsOf(check.policies, check.ban),
       (check) => deadlineArg(sentAtMs, check.timeoutMs),
@@ -134,7 +154,7 @@ export class ScriptBatcher {
     for (const queued of batch) {
       queued.kind = call.add(queued.check);
       queued.sentAtMs = sentAtMs;
-      if (queued.watched) watch.restart(queued.watched);
+      if (queued.watched) watch.restart(queued, sentAt);
     }
     group.inFlight++;
     send(call.keys, call.args()).then(
@@ -155,22 +175,14 @@ export class ScriptBatcher {
     let at = kinds;
     for (const queued of batch) {
       if (answers === undefined || at >= answers.length) {
-        this.#settle(queued, undefined, error); // with neither, it rejects: Redis gave no answer
+        queued.settle(undefined, error); // with neither, it rejects: Redis gave no answer
         continue;
       }
       const nowMs = Number(answers[queued.kind - 1]);
-      this.#settle(queued, { answers, at, nowMs, sentAtMs: queued.sentAtMs }, undefined);
+      queued.settle({ answers, at, nowMs, sentAtMs: queued.sentAtMs }, undefined);
       at += answerLength(Number(answers[at]), queued.check);
     }
     if (group.inFlight === 0 && group.queue.length > 0 && !group.scheduled) this.#flush(group);
-  }
-
-  #settle(queued: Queued, answer: ScriptAnswer | undefined, error: unknown): void {
-    if (queued.done) return;
-    queued.done = true;
-    if (queued.watched) this.#settings.watch.stop(queued.watched);
-    if (answer === undefined) queued.reject(error ?? new Error('Redis gave no answer for a check'));
-    else queued.resolve(answer);
   }
 
   /** `n, code, fields, limit, windowMs, capacityUnits, …, banAfter, banMs`: a policy set as the script reads it. */

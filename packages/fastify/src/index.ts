@@ -231,11 +231,24 @@ function rateLimitHook(
       await handler(request, reply, outcome.info);
       return reply;
     }
-    const { status, contentType, bytes } = await limiter.rejection(request, outcome.info);
-    // Bytes, not a string: for a string Fastify would add a charset that application/problem+json lacks.
-    return reply.code(status).type(contentType).send(bytes);
+    const { status, contentType, body } = await limiter.rejection(request, outcome.info);
+    return sendAsIs(reply.code(status).type(contentType), body);
   }
   return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
+}
+
+/**
+ * Sends a body that is already in its media type, as a string: Node writes a string with the head in
+ * one chunk (bytes go in a second one, about a tenth more CPU per refusal in a 429-only server). Through
+ * an identity serializer, because for a string sent plainly Fastify would add a charset that
+ * `application/problem+json` lacks.
+ */
+function sendAsIs(reply: FastifyReply, body: string): FastifyReply {
+  return reply.serializer(asIs).send(body);
+}
+
+function asIs(body: string): string {
+  return body;
 }
 
 function checkHook(hook: unknown, what: string): asserts hook is RateLimitHook {
@@ -277,7 +290,7 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions<FastifyRequest
     if (outcome.kind === 'skipped') return;
     if (outcome.kind === 'error') throw outcome.error;
     if (outcome.kind === 'limited') {
-      return reply.code(outcome.status).type(outcome.contentType).send(outcome.bytes);
+      return sendAsIs(reply.code(outcome.status).type(outcome.contentType), outcome.body);
     }
     // 'close' comes when the response is done and when the client goes away first.
     reply.raw.once('close', outcome.release);

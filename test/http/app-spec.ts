@@ -37,7 +37,11 @@ export interface TestResponse {
 
 /** A built app to send requests to. */
 export interface TestApp {
-  send(method: 'GET' | 'POST', path: string, headers?: Record<string, string>): Promise<TestResponse>;
+  send(
+    method: 'GET' | 'HEAD' | 'POST',
+    path: string,
+    headers?: Record<string, string>,
+  ): Promise<TestResponse>;
   close(): Promise<void>;
 }
 

@@ -24,7 +24,7 @@ function fromSupertest(response: request.Response): TestResponse {
   return {
     status: response.status,
     headers: response.headers as Record<string, string>,
-    body: response.text,
+    body: response.text ?? '',
   };
 }
 
@@ -161,8 +161,8 @@ function koaDriver(name: string, Koa: typeof Koa3): FrameworkDriver {
   };
 }
 
-function verb(method: 'GET' | 'POST'): 'get' | 'post' {
-  return method === 'GET' ? 'get' : 'post';
+function verb(method: 'GET' | 'HEAD' | 'POST'): 'get' | 'head' | 'post' {
+  return method === 'GET' ? 'get' : method === 'HEAD' ? 'head' : 'post';
 }
 
 export const drivers: readonly FrameworkDriver[] = [

@@ -72,6 +72,21 @@ export const adapterScenarios: AdapterScenario[] = [
     },
   },
   {
+    name: 'a refused HEAD request gets the 429 and its headers, and no body',
+    spec: () => ({ global: { limit: 1, window: '1m' } }),
+    async run(app) {
+      expect((await app.send('HEAD', '/a')).status).toBe(200);
+      const limited = await app.send('HEAD', '/a');
+      expect(limited.status).toBe(429);
+      expect(retryAfterSeconds(limited)).toBe(60);
+      expect(limited.headers['content-type']).toBe('application/problem+json');
+      expect(limited.body).toBe('');
+      // …while a GET's refusal carries the body whose length a HEAD's announces.
+      const got = await app.send('GET', '/a');
+      expect(Number(limited.headers['content-length'])).toBe(Buffer.byteLength(got.body));
+    },
+  },
+  {
     name: 'Retry-After is honest: waiting it out is enough, waiting less is not',
     spec: () => ({ global: { limit: 1, window: '10s' } }),
     async run(app, { clock }) {

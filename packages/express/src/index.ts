@@ -102,7 +102,8 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     }
     const stacked = stackHeaders(outcome, { profile: profileWritten.get(res), get: (name) => res.get(name) });
     for (const name of stacked.remove) res.removeHeader(name);
-    res.set(stacked.set);
+    // Node's own setHeader: Express's res.set would also lower-case each name to look for Content-Type.
+    for (const name in stacked.set) res.setHeader(name, stacked.set[name] as string);
     profileWritten.set(res, stacked.profile);
     if (outcome.kind === 'allowed') {
       limiter.countByResponse(outcome.info, req, res, res);

@@ -146,7 +146,7 @@ export class ScriptBatcher {
   #send(group: Group, batch: Queued[]): void {
     const { watch, deadlineArg, send } = this.#settings;
     const sentAtMs = Date.now();
-    const sentAt = performance.now();
+    const sentOnWatchMs = performance.now(); // the watch's clock: monotonic
     const call = new ScriptCall(
       (check) => this.#argsOf(check.policies, check.ban),
       (check) => deadlineArg(sentAtMs, check.timeoutMs),
@@ -154,7 +154,7 @@ export class ScriptBatcher {
     for (const queued of batch) {
       queued.kind = call.add(queued.check);
       queued.sentAtMs = sentAtMs;
-      if (queued.watched) watch.restart(queued, sentAt);
+      if (queued.watched) watch.restart(queued, sentOnWatchMs);
     }
     group.inFlight++;
     send(call.keys, call.args()).then(

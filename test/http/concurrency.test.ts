@@ -117,20 +117,24 @@ function send(server: Server, client = 'a') {
   const { port } = server.address() as AddressInfo;
   const id = String(++requests);
   let abort = () => {};
-  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const headers = { 'x-client': client, 'x-id': id };
-    const req = httpRequest({ port, path: '/slow', headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-    abort = () => {
-      req.on('error', () => {});
-      req.destroy();
-    };
-  });
+  const answer = new Promise<{ status: number; body: string; contentType: string | undefined }>(
+    (resolve, reject) => {
+      const headers = { 'x-client': client, 'x-id': id };
+      const req = httpRequest({ port, path: '/slow', headers, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk) => (body += chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body, contentType: res.headers['content-type'] }),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+      abort = () => {
+        req.on('error', () => {});
+        req.destroy();
+      };
+    },
+  );
   return {
     id,
     answer,
@@ -170,6 +174,7 @@ describe.each(frameworks)('%s concurrencyLimit', (_name, build) => {
         await held.until(2);
         const refused = await send(server).answer;
         expect(refused.status).toBe(429);
+        expect(refused.contentType).toBe('application/problem+json'); // RFC 9457 has no charset
         expect(JSON.parse(refused.body)).toMatchObject({
           detail: 'Too many requests in progress: at most 2 at once.',
         });

@@ -6,7 +6,8 @@
  * Redis runs the script's whole body on every call, and in its Lua each table and closure made costs
  * about a tenth of a microsecond and more in garbage collection: the algorithms' steps are four functions
  * that branch on the algorithm's code, not tables of closures, and a check makes no table of its own.
- * A check of one policy and no ban, the commonest, has its own path with the algorithm's steps inlined.
+ * A check of one policy and no ban, the commonest, has its own path with the algorithm's steps inlined;
+ * when its key comes once in the batch (many clients), the path reads and writes the key itself.
  */
 import type { AlgorithmLua } from './algorithm.js';
 import { BAN_LUA } from './ban/ban.lua.js';
@@ -40,6 +41,7 @@ import { ALGORITHM_LUA } from './registry.js';
  */
 export const SCRIPT_LUA = `
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
+local find, sub = string.find, string.sub
 ${operation('current', 'st, o, stored, now')}${operation('fits', 'st, o, cost, now')}${operation('apply', 'st, o, cost, sign')}${operation('idle', 'st, o, now')}${BAN_LUA}
 -- A number as it is stored: a whole one below 1e14 as it is (Lua writes those exactly), any other with
 -- all its digits.
@@ -105,14 +107,15 @@ local function refused(err)
   answers[n + 1], answers[n + 2] = -2, err
   n = n + 2
 end
-${settleOne()}
--- Every key of the batch is read once and written once. held[key] keeps its state between its checks as
--- Redis would hold it: the fields themselves (held[key][1..]), and
+${settleOne()}${settleAlone()}
+-- Every key of the batch is read once and written once. A key that comes more than once is held:
+-- held[key] keeps its state between its checks as Redis would hold it, the fields themselves
+-- (held[key][1..]), and
 --   stored   whether they are a stored state (false: none, or deleted since)
 --   raw      the string read (false: none);  dirty  whether a check wrote since
 --   n, px    how many fields, and the expiry, of the last write
 --   err      why Redis refused the GET (and nothing else)
-local held, find, sub = {}, string.find, string.sub
+local held = {}
 local function hold(key)
   local h = held[key]
   if h then return h end
@@ -205,20 +208,31 @@ for k = 1, K do
 end
 a, n = a + 1, K
 
+-- once[key]: whether the key comes only once in the batch. Its check of one policy then needs no held
+-- copy: it reads the key, and writes it, itself.
+local once = {}
 for c = 1, #KEYS do
-  local kind = kinds[tonumber(argv[a])]
+  local key = KEYS[c]
+  once[key] = once[key] == nil
+end
+
+for c = 1, #KEYS do
+  local kind, key = kinds[tonumber(argv[a])], KEYS[c]
+  local set = kind[1]
   starts[c] = n + 1
   if kind[3] then
     n = n + 1
     answers[n] = -1
+  elseif set.one and once[key] then
+    settleAlone(key, set, kind[2], kind[4], kind[5])
   else
-    settle(KEYS[c], kind[1], kind[2], kind[4], kind[5])
+    settle(key, set, kind[2], kind[4], kind[5])
   end
   a = a + 1
 end
 
--- The writes. A key Redis refuses to write (no memory) changed nothing, so every check that read it
--- answers that: what they saw of it never landed.
+-- The held keys' writes. A key Redis refuses to write (no memory) changed nothing, so every check that
+-- read it answers that: what they saw of it never landed.
 local failed
 for key, h in pairs(held) do
   local written
@@ -262,18 +276,84 @@ function operation(name: keyof AlgorithmLua, params: string): string {
 }
 
 /**
- * \`settleOne\`: what \`settle\` does, for a set of one policy and no ban. The algorithm's steps are inlined,
- * and its state's fields are locals instead of a copy in \`st\`: a fifth less of Redis's time per check.
+ * \`settleOne\`: what \`settle\` does, for a set of one policy and no ban, on its key's held state. The
+ * algorithm's steps are inlined, and its state's fields are locals instead of a copy in \`st\`: a fifth
+ * less of Redis's time per check.
  */
 function settleOne(): string {
+  return oneCheck({
+    name: 'settleOne',
+    params: 'h, set, now, cost, mode',
+    load: 'local stored = h.stored',
+    field: (k) => `h[${k}]`,
+    keep: (fields) => {
+      const held = fieldList(fields, (k) => `h[${k}]`);
+      const locals = fieldList(fields, (k) => `f${k}`);
+      return `h.dirty, h.stored = true, quiet > 0
+      if quiet > 0 then ${held}, h.n, h.px = ${locals}, ${fields}, quiet end`;
+    },
+  });
+}
+
+/**
+ * \`settleAlone\`: \`settleOne\` for a key that comes once in the batch. It reads the key, and writes or
+ * deletes it, itself, with no held copy, and answers -2, error if Redis refuses either: 6–12% less of
+ * Redis's time per check when every check has a key of its own.
+ */
+function settleAlone(): string {
+  const most = Math.max(...[...ALGORITHM_LUA.keys()].map(({ fields }) => fields));
+  const parts = fieldList(most, (k) => `p${k}`);
+  // p<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
+  let parse = '';
+  for (let k = most; k >= 1; k--) {
+    const part = `sep = find(raw, ':', from, true)\n    p${k} = tonumber(sub(raw, from, sep and sep - 1))`;
+    parse = k === most ? part : `${part}\n    if not sep then break end\n    from = sep + 1\n    ${parse}`;
+  }
+  return `
+-- The numbers of a stored string, as many as the longest state has (false for those it lacks).
+local function parsed(raw)
+  local ${parts}, from, sep = ${fieldList(most, () => 'false')}, 1, nil
+  repeat
+    ${parse}
+  until true
+  return ${parts}
+end
+${oneCheck({
+  name: 'settleAlone',
+  params: 'key, set, now, cost, mode',
+  load: `local raw = redis.pcall('GET', key)
+  if type(raw) == 'table' then return refused(raw.err) end
+  local stored, ${parts} = raw and true or false, ${fieldList(most, () => 'false')}
+  if raw then ${parts} = parsed(raw) end`,
+  field: (k) => `p${k}`,
+  keep: (fields) => `local written
+      if quiet > 0 then
+        written = redis.pcall('SET', key, ${fieldList(fields, (k) => `num(f${k})`, " .. ':' .. ")}, 'PX', quiet)
+      elseif raw then
+        written = redis.pcall('DEL', key)
+      end
+      if type(written) == 'table' and written.err then return refused(written.err) end`,
+})}`;
+}
+
+/** How a one-policy path finds its key's state, and keeps what a check writes. */
+interface OneCheck {
+  readonly name: string;
+  readonly params: string;
+  /** Lua that sets \`stored\`, and whatever \`field\` reads. */
+  readonly load: string;
+  /** Where the state's k-th field (1-based) is before the check. */
+  readonly field: (k: number) => string;
+  /** Lua that keeps the check's fields (locals \`f1\`…) for \`quiet\` ms, or forgets them when it is 0. */
+  readonly keep: (fields: number) => string;
+}
+
+/** A one-policy path as a Lua function: per algorithm, its fields in locals and its steps inlined. */
+function oneCheck({ name, params, load, field, keep }: OneCheck): string {
   const branches = [...ALGORITHM_LUA].map(([{ code, fields }, lua], i) => {
-    const locals = Array.from({ length: fields }, (_, k) => `f${k + 1}`).join(', ');
-    const held = Array.from({ length: fields }, (_, k) => `h[${k + 1}]`).join(', ');
-    const answered = Array.from({ length: fields }, (_, k) => `answers[n + ${k + 2}]`).join(', ');
-    const replies = Array.from({ length: fields }, (_, k) => `reply(f${k + 1})`).join(', ');
     const inline = (body: string) => inFieldLocals(body, fields).trim();
     return `${i === 0 ? 'if' : 'elseif'} code == ${code} then
-    local ${locals} = ${held}
+    local ${fieldList(fields, (k) => `f${k}`)} = ${fieldList(fields, field)}
     do
       ${inline(lua.current)}
     end
@@ -284,21 +364,26 @@ function settleOne(): string {
       local sign = mode == 'refund' and 1 or -1
       ${inline(lua.apply)}
       local quiet = max(0, ${inline(lua.idle)})
-      h.dirty, h.stored = true, quiet > 0
-      if quiet > 0 then ${held}, h.n, h.px = ${locals}, ${fields}, quiet end
+      ${keep(fields)}
     end
-    ${answered} = ${replies}
+    ${fieldList(fields, (k) => `answers[n + ${k + 1}]`)} = ${fieldList(fields, (k) => `reply(f${k})`)}
   `;
   });
   return `
-local function settleOne(h, set, now, cost, mode)
-  local code, limit, window, capacity, stored = set[1], set[3], set[4], set[5], h.stored
+local function ${name}(${params})
+  ${load}
+  local code, limit, window, capacity = set[1], set[3], set[4], set[5]
   local applied = 1
   ${branches.join('')}end
   answers[n + 1] = applied
   n = n + set.fields + 1
 end
 `;
+}
+
+/** \`each(1)\`, …, \`each(count)\`, joined by \`separator\`. */
+function fieldList(count: number, each: (k: number) => string, separator = ', '): string {
+  return Array.from({ length: count }, (_, k) => each(k + 1)).join(separator);
 }
 
 /** An algorithm's Lua body with its state's fields as locals: \`st[o + k]\` is \`f<k + 1>\`. */

@@ -29,7 +29,7 @@ import { ALGORITHM_LUA } from './registry.js';
  *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
  *               decided without the store) changes nothing and answers -1
  *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
- *   per check c, in KEYS order: its kind (1-based)
+ *   per check c, in KEYS order: its kind (1-based); none when K is 1 (every check is of that kind)
  *
  * Returns one flat array (a table per check would cost Redis about a tenth of the check): each kind's
  * now, then the checks' answers one after another: applied (1 or 0), every policy's state fields, then,
@@ -216,8 +216,9 @@ for c = 1, #KEYS do
   once[key] = once[key] == nil
 end
 
+local only = K == 1 and kinds[1]
 for c = 1, #KEYS do
-  local kind, key = kinds[tonumber(argv[a])], KEYS[c]
+  local kind, key = only or kinds[tonumber(argv[a])], KEYS[c]
   local set = kind[1]
   starts[c] = n + 1
   if kind[3] then

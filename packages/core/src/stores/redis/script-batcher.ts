@@ -244,15 +244,12 @@ class ScriptCall {
     return this.#kind;
   }
 
-  /** `S, sets…, K, kinds…, checks…`, as the script reads them. */
+  /** `S, sets…, K, kinds…, checks…`, as the script reads them (no checks' kinds when there is one kind). */
   args(): string[] {
-    return [
-      String(this.#sets.size),
-      ...this.#setArgs,
-      String(this.#kinds.size),
-      ...this.#kindArgs,
-      ...this.#checkArgs,
-    ];
+    const kinds = this.#kinds.size;
+    const args = [String(this.#sets.size), ...this.#setArgs, String(kinds), ...this.#kindArgs];
+    if (kinds > 1) for (const kind of this.#checkArgs) args.push(kind);
+    return args;
   }
 
   #kindOf(check: ScriptCheck): number {

@@ -6,7 +6,7 @@
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { connectBenchRedis } from '../bench-redis.js';
-import { type Framework, SCENARIOS, type Scenario, usesRedis, type Variant } from './scenarios.js';
+import { type Framework, isPeer, SCENARIOS, type Scenario, usesRedis, type Variant } from './scenarios.js';
 
 const [framework, variant, redisUrl = '', keyPrefix = ''] = process.argv.slice(2) as [
   Framework,
@@ -15,7 +15,9 @@ const [framework, variant, redisUrl = '', keyPrefix = ''] = process.argv.slice(2
   string?,
 ];
 
-const redis = usesRedis(variant) ? await connectBenchRedis(redisUrl) : undefined;
+const redis = usesRedis(variant)
+  ? await connectBenchRedis(redisUrl, { autoPipelining: isPeer(variant) })
+  : undefined;
 
 /** Starts the scenario's app on a free port; resolves to the port. */
 async function listen(scenario: Scenario): Promise<number> {

@@ -11,12 +11,14 @@ import { redisRows } from './redis-rows.js';
 const [redisUrl = '', configJson = '{}'] = process.argv.slice(2);
 const config = JSON.parse(configJson) as BenchConfig;
 
-const client = await connectBenchRedis(redisUrl);
-const stats = await connectBenchRedis(redisUrl);
+const client = await connectBenchRedis(redisUrl, { autoPipelining: false });
+const peerClient = await connectBenchRedis(redisUrl, { autoPipelining: true });
+const stats = await connectBenchRedis(redisUrl, { autoPipelining: false });
 try {
   const results: CoreResults = {
     redis: await redisRows({
       client,
+      peerClient,
       stats,
       serialChecks: config.coreChecks.serial,
       concurrentChecks: config.coreChecks.concurrent,
@@ -28,5 +30,6 @@ try {
   process.stdout.write(`${CORE_RESULT_PREFIX}${JSON.stringify(results)}\n`);
 } finally {
   client.disconnect();
+  peerClient.disconnect();
   stats.disconnect();
 }

@@ -26,7 +26,9 @@ const DENY = { limit: 10, windowSec: 86_400 };
 const KEYS = 1000;
 
 export interface RedisRowsSettings {
+  /** Tollgate's client, and rate-limiter-flexible's (see `connectBenchRedis`). */
   readonly client: Redis;
+  readonly peerClient: Redis;
   readonly stats: Redis;
   readonly serialChecks: number;
   readonly concurrentChecks: number;
@@ -48,7 +50,7 @@ export async function redisRows(settings: RedisRowsSettings): Promise<RedisCoreR
 }
 
 async function makeVariants(settings: RedisRowsSettings): Promise<CoreVariant[]> {
-  const { client, serialChecks, concurrentChecks } = settings;
+  const { client, peerClient, serialChecks, concurrentChecks } = settings;
   const prefix = `bench:core:${settings.seed}:`;
   const tollgate = (policy: { limit: number; windowSec: number }) =>
     createLimiter({
@@ -57,7 +59,7 @@ async function makeVariants(settings: RedisRowsSettings): Promise<CoreVariant[]>
     });
   const flexible = (policy: { limit: number; windowSec: number }, name: string) =>
     new RateLimiterRedis({
-      storeClient: client,
+      storeClient: peerClient,
       keyPrefix: `${prefix}rlf-${name}`,
       points: policy.limit,
       duration: policy.windowSec,

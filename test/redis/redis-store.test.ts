@@ -322,6 +322,34 @@ describe('RedisStore', () => {
     }
   });
 
+  it('stores a level beyond 1e14 units with all its digits, on the paths for a key of one policy', async () => {
+    // About a million per 30 days, in numbers with many digits: a full bucket is about 2.6e15 units and a
+    // token about 2.6e9, so a bucket a few tokens short is a 16-digit number that Lua's own conversion
+    // (14 digits) would round.
+    const nowMs = 1_700_000_000_000;
+    const clock = () => nowMs;
+    const options = { policies: { limit: 1_000_003, window: 2_592_000_007 }, denyCache: false } as const;
+    const prefix = uniquePrefix('big1');
+    const onRedis = createLimiter({
+      ...options,
+      store: new RedisStore({ client: redis, prefix, clock }),
+    });
+    const inMemory = createLimiter({ ...options, store: new MemoryStore({ clock }) });
+    for (let i = 0; i < 4; i++) {
+      // A key alone in its script call, and a key that comes twice in one (held between its checks).
+      const alone = await onRedis.consume('alone', { cost: 3 });
+      const twice = await Promise.all([onRedis.consume('twice'), onRedis.consume('twice', { cost: 2 })]);
+      expect(alone).toEqual(await inMemory.consume('alone', { cost: 3 }));
+      expect(twice).toEqual([await inMemory.consume('twice'), await inMemory.consume('twice', { cost: 2 })]);
+    }
+    // 12 tokens spent: (1,000,003 - 12) tokens of 2,592,000,007 units, a number of 16 significant digits.
+    for (const key of ['alone', 'twice']) {
+      const [stored] = await redis.keys(`${prefix}*${key}*`);
+      const level = String(await redis.get(stored as string)).split(':')[0];
+      expect(level, key).toBe(String((1_000_003 - 12) * 2_592_000_007));
+    }
+  });
+
   it('answers every check of a key Redis has no memory to write with an error, and changes nothing', async () => {
     const server = await startRedisServer(['--maxmemory-policy', 'noeviction']);
     const client = await connectRedis(server.url);

@@ -92,7 +92,10 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
       get: (name) => ctx.response.get(name),
     });
     for (const name of stacked.remove) ctx.remove(name);
-    ctx.set(stacked.set);
+    // Node's own setHeader: the values are strings already, and Koa's ctx.set, through its delegates,
+    // cost a microsecond or two more per request. Like ctx.set, nothing once the head is sent.
+    const { res } = ctx;
+    if (!res.headersSent) for (const name in stacked.set) res.setHeader(name, stacked.set[name] as string);
     profiled[PROFILE_WRITTEN] = stacked.profile;
     if (outcome.kind === 'allowed') {
       // The Node.js response, not Koa's: a streamed body is still being sent when next() resolves.
@@ -102,13 +105,22 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
     if (outcome.kind === 'error') throw outcome.error;
     if (handler) return handler(ctx, outcome.info);
     const { status, contentType, body } = await limiter.rejection(ctx, outcome.info);
-    ctx.status = status;
-    ctx.type = contentType;
-    // A string, not the bytes: Node writes a string body with the head in one chunk, a little cheaper.
-    ctx.body = body;
+    refuse(ctx, status, contentType, body);
   }
 
   return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
+}
+
+/**
+ * Answers with a refusal. Its Content-Type is set as it is: it is complete (with its charset where it
+ * has one), so Koa's `ctx.type`, which looks the type up, would change nothing but cost more. The body
+ * is a string, not bytes: Node writes a string body with the head in one chunk, a little cheaper.
+ */
+function refuse(ctx: Context, status: number, contentType: string, body: string): void {
+  if (ctx.headerSent) return; // as Koa's own setters do
+  ctx.status = status;
+  ctx.res.setHeader('Content-Type', contentType);
+  ctx.body = body;
 }
 
 /**
@@ -126,9 +138,7 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions<Context>): Mid
     if (outcome.kind === 'skipped') return next();
     if (outcome.kind === 'error') throw outcome.error;
     if (outcome.kind === 'limited') {
-      ctx.status = outcome.status;
-      ctx.type = outcome.contentType;
-      ctx.body = outcome.body;
+      refuse(ctx, outcome.status, outcome.contentType, outcome.body);
       return;
     }
     // 'close' comes when the response is done (a streamed body too) and when the client goes away first.

@@ -36,11 +36,8 @@ export class DeadlineWatch {
     this.#arm(watched.deadlineMs);
   }
 
-  /**
-   * Gives a watched call its whole timeout again from `fromMs` (`performance.now()`, by default now): it
-   * has just been sent.
-   */
-  restart(watched: Watched, fromMs = performance.now()): void {
+  /** Gives a watched call its whole timeout again from `fromMs` (`performance.now()`): it has just been sent. */
+  restart(watched: Watched, fromMs: number): void {
     watched.deadlineMs = fromMs + watched.timeoutMs;
   }
 

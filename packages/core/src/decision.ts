@@ -1,4 +1,5 @@
 /** Decisions: what a limiter answers, derived from the stored states by one function for every store. */
+import type { StateFields } from './algorithms/algorithm.js';
 import type { AlgorithmName } from './algorithms/registry.js';
 import { ALGORITHMS } from './algorithms/registry.js';
 import type { ResolvedPolicy } from './policy.js';
@@ -73,13 +74,56 @@ export interface Decision {
 /** Builds the {@link Decision} for a store's answer. */
 export function decide(policies: readonly ResolvedPolicy[], result: BucketResult, cost: number): Decision {
   const { applied, states, nowMs, bannedUntilMs = 0 } = result;
-  const described = policies.map((policy, i) =>
-    ALGORITHMS[policy.algorithm].describe(policy, states[i] as readonly number[], cost, nowMs),
-  );
-  const overCapacity = described.some((state) => state.retryAfterMs === undefined);
+  // A loop, not map: this runs on every check.
+  const described: PolicyDecision[] = [];
+  for (let i = 0; i < policies.length; i++) {
+    const policy = policies[i] as ResolvedPolicy;
+    described.push(
+      ALGORITHMS[policy.algorithm].describe(policy, states[i] as readonly number[], 0, cost, nowMs),
+    );
+  }
+  return decisionOf(described, applied, nowMs, bannedUntilMs, cost);
+}
+
+/**
+ * {@link decide} from a key's state fields as `settlePolicies` leaves them (every policy's, in order),
+ * read where they lie: the memory store answers this way, without copying its states out.
+ */
+export function decideFields(
+  policies: readonly ResolvedPolicy[],
+  st: StateFields,
+  applied: boolean,
+  nowMs: number,
+  bannedUntilMs: number,
+  cost: number,
+): Decision {
+  const described: PolicyDecision[] = [];
+  for (let i = 0, o = 0; i < policies.length; i++) {
+    const policy = policies[i] as ResolvedPolicy;
+    const algorithm = ALGORITHMS[policy.algorithm];
+    described.push(algorithm.describe(policy, st, o, cost, nowMs));
+    o += algorithm.fields;
+  }
+  return decisionOf(described, applied, nowMs, bannedUntilMs, cost);
+}
+
+function decisionOf(
+  described: PolicyDecision[],
+  applied: boolean,
+  nowMs: number,
+  bannedUntilMs: number,
+  cost: number,
+): Decision {
+  let overCapacity = false;
+  for (const state of described) if (state.retryAfterMs === undefined) overCapacity = true;
   const banned = bannedUntilMs > nowMs;
   const allowed = applied && !overCapacity && !banned;
-  const decidedBy = allowed ? fewestRemaining(described) : longestWait(described);
+  const decidedBy =
+    described.length === 1 // most limiters have one policy
+      ? (described[0] as PolicyDecision)
+      : allowed
+        ? fewestRemaining(described)
+        : longestWait(described);
   return {
     allowed,
     reason: allowed ? 'allowed' : overCapacity ? 'cost-exceeds-capacity' : banned ? 'banned' : 'limited',

@@ -11,7 +11,7 @@ import { type Duration, parseDuration } from './duration.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
 import { type Policy, type ResolvedPolicy, resolvePolicies } from './policy.js';
 import type { BucketMode, Store } from './store.js';
-import { MemoryStore, updateAtOnce } from './stores/memory/memory-store.js';
+import { decideAtOnce, MemoryStore } from './stores/memory/memory-store.js';
 import { rejectUnknownNames } from './unknown-names.js';
 import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
 
@@ -157,10 +157,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const insurance = insuranceFor(policies, options.insurance, store.clock, ban);
   const denyCache = denyCacheFor(store, policies, options.denyCache, ban !== undefined);
   // Stores that may hang and do not give up by themselves are given up on here.
-  // Our own memory store answers at once: no promise to wait for, no deadline to watch. (Not one whose
-  // update() a subclass wraps: that one is called as any store is.)
+  // Our own memory store answers at once: no promise to wait for, no deadline to watch, and (being local)
+  // no deny cache to fill. Not one whose update() a subclass wraps: that one is called as any store is.
   const memoryStore =
-    store instanceof MemoryStore && store.update === MemoryStore.prototype.update ? store : undefined;
+    store instanceof MemoryStore && store.update === MemoryStore.prototype.update && denyCache === undefined
+      ? store
+      : undefined;
   const watch = store.local === true || store.enforcesTimeout === true ? undefined : new DeadlineWatch();
   const smallestCapacity = Math.min(...policies.map((p) => p.capacity));
   const events = new LimiterEvents(namespace);
@@ -190,16 +192,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
     let decision: Decision;
     try {
       const request = { key: owner, policies, cost, mode: effectiveMode, timeoutMs, ban };
-      const result =
-        memoryStore !== undefined
-          ? memoryStore[updateAtOnce](request)
-          : await (watch === undefined || timeoutMs === undefined
-              ? store.update(request)
-              : watch.watch(store.update(request), timeoutMs));
-      decision = decide(policies, result, cost);
-      if (denyCache !== undefined) {
-        if (isCheck) denyCache.record(owner, result, decision, askedAtMs);
-        else denyCache.forget(owner); // the levels moved outside a check: what was cached no longer holds
+      if (memoryStore !== undefined) {
+        decision = memoryStore[decideAtOnce](request);
+      } else {
+        const result = await (watch === undefined || timeoutMs === undefined
+          ? store.update(request)
+          : watch.watch(store.update(request), timeoutMs));
+        decision = decide(policies, result, cost);
+        if (denyCache !== undefined) {
+          if (isCheck) denyCache.record(owner, result, decision, askedAtMs);
+          else denyCache.forget(owner); // the levels moved outside a check: what was cached no longer holds
+        }
       }
     } catch (error) {
       if (isProgrammingError(error)) throw error;

@@ -120,3 +120,45 @@ describe('penalty and reward', () => {
     expect((await limiter.consume('k')).allowed).toBe(true);
   });
 });
+
+describe('a decision of several policies', () => {
+  // Each policy's part is read at its own place among the key's states: answered by the memory store in
+  // place, and from the states a store hands back (a store wrapping the memory store's update).
+  class HandedBack extends MemoryStore {
+    override async update(request: Parameters<MemoryStore['update']>[0]) {
+      return super.update(request);
+    }
+  }
+
+  it.each([
+    ['the memory store', MemoryStore],
+    ['a store handing states back', HandedBack],
+  ] as const)('describes each policy as it would alone, on %s', async (_name, Store) => {
+    const algorithms = ['token-bucket', 'fixed-window', 'sliding-window'] as const;
+    const policyOf = (algorithm: (typeof algorithms)[number]) => ({
+      name: algorithm,
+      limit: 4,
+      window: '10s',
+      algorithm,
+    });
+    let nowMs = 1_700_000_000_000;
+    const clock = () => nowMs;
+    // A roomy first policy shifts the others' states; each is compared with a limiter of it alone.
+    const together = createLimiter({
+      store: new Store({ clock }),
+      policies: [{ name: 'roomy', limit: 1_000, window: '10s' }, ...algorithms.map(policyOf)],
+    });
+    const alone = algorithms.map((algorithm) =>
+      createLimiter({ store: new Store({ clock }), policies: policyOf(algorithm) }),
+    );
+    // Spent in one window, then checks into the next, where the sliding window still weighs the first.
+    for (const stepMs of [0, 1_000, 1_000, 9_000, 500, 500, 2_000]) {
+      nowMs += stepMs;
+      if ((await together.consume('k')).allowed)
+        await Promise.all(alone.map((limiter) => limiter.consume('k')));
+      const { policies } = await together.peek('k');
+      const alones = await Promise.all(alone.map((limiter) => limiter.peek('k')));
+      for (const [i, single] of alones.entries()) expect(policies[i + 1]).toEqual(single.decidedBy);
+    }
+  });
+});

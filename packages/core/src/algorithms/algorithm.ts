@@ -41,8 +41,11 @@ export interface Algorithm {
   apply(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, sign: 1 | -1): void;
   /** Ms from `nowMs` until the state says no more than a fresh one: 0 means it can be forgotten now. */
   idleMs(policy: ResolvedPolicy, st: StateFields, o: number, nowMs: number): number;
-  /** The policy's part of a decision about `cost`, from its state alone (as a store answers it). */
-  describe(policy: ResolvedPolicy, state: readonly number[], cost: number, nowMs: number): PolicyDecision;
+  /**
+   * The policy's part of a decision about `cost`, from its state alone (as a store answers it) at offset
+   * `o` of `st`; a field `st` lacks counts as 0.
+   */
+  describe(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, nowMs: number): PolicyDecision;
 }
 
 /**

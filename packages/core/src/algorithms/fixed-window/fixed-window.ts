@@ -39,7 +39,9 @@ export const fixedWindow: Algorithm = {
     return count > 0 ? (st[o] as number) + policy.windowMs - nowMs : 0;
   },
 
-  describe(policy, [startMs = 0, count = 0], cost, nowMs) {
+  describe(policy, st, o, cost, nowMs) {
+    const startMs = st[o] ?? 0;
+    const count = st[o + 1] ?? 0;
     const { name, limit, windowMs } = policy;
     const endMs = Math.max(0, startMs + windowMs - nowMs);
     return {

@@ -16,8 +16,8 @@ import type { Algorithm, StateFields } from '../algorithm.js';
 
 /** The estimate times `windowMs` at `atMs` (clamped to the current window), of the state at `o`. */
 function weighted(windowMs: number, st: StateFields, o: number, atMs: number): number {
-  const elapsedMs = Math.min(windowMs, Math.max(0, atMs - (st[o] as number)));
-  return (st[o + 1] as number) * (windowMs - elapsedMs) + (st[o + 2] as number) * windowMs;
+  const elapsedMs = Math.min(windowMs, Math.max(0, atMs - (st[o] ?? 0)));
+  return (st[o + 1] ?? 0) * (windowMs - elapsedMs) + (st[o + 2] ?? 0) * windowMs;
 }
 
 /**
@@ -27,14 +27,17 @@ function weighted(windowMs: number, st: StateFields, o: number, atMs: number): n
  */
 function waitUntil(
   windowMs: number,
-  state: readonly number[],
+  st: StateFields,
+  o: number,
   allowed: number,
   nowMs: number,
 ): number | undefined {
   if (allowed < 0) return undefined;
-  const [start = 0, previous = 0, current = 0] = state;
+  const start = st[o] ?? 0;
+  const previous = st[o + 1] ?? 0;
+  const current = st[o + 2] ?? 0;
   const from = Math.max(nowMs, start);
-  if (weighted(windowMs, state, 0, from) <= allowed) return from - nowMs;
+  if (weighted(windowMs, st, o, from) <= allowed) return from - nowMs;
   const end = start + windowMs;
   if (previous > 0 && allowed - current * windowMs >= 0) {
     const at = Math.ceil(end - (allowed - current * windowMs) / previous);
@@ -83,11 +86,11 @@ export const slidingWindow: Algorithm = {
     return (st[o + 1] as number) > 0 ? start + policy.windowMs - nowMs : 0;
   },
 
-  describe(policy, state, cost, nowMs) {
+  describe(policy, st, o, cost, nowMs) {
     const { name, limit, windowMs } = policy;
-    const free = limit * windowMs - weighted(windowMs, state, 0, nowMs);
+    const free = limit * windowMs - weighted(windowMs, st, o, nowMs);
     const remaining = Math.max(0, Math.floor(free / windowMs));
-    const needed = (tokens: number) => waitUntil(windowMs, state, (limit - tokens) * windowMs, nowMs);
+    const needed = (tokens: number) => waitUntil(windowMs, st, o, (limit - tokens) * windowMs, nowMs);
     return {
       policy: name,
       algorithm: 'sliding-window',

@@ -40,7 +40,8 @@ export const tokenBucket: Algorithm = {
     return (st[o + 1] as number) - nowMs + Math.ceil((policy.capacityUnits - level) / policy.limit);
   },
 
-  describe(policy, [level = 0], cost) {
+  describe(policy, st, o, cost) {
+    const level = st[o] ?? 0;
     const { name, limit, windowMs, capacity, capacityUnits } = policy;
     const costUnits = cost * windowMs;
     // A bucket in debt (a penalty) has nothing left, not a negative amount.

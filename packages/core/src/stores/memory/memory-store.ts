@@ -2,7 +2,8 @@
 
 import type { BanRule } from '../../algorithms/ban/ban.js';
 import { acquireLease, type Leases, releaseLease } from '../../algorithms/concurrency/leases.js';
-import { policyStates, settlePolicies, stateFieldCount } from '../../algorithms/settle.js';
+import { policyStates, type Settled, settlePolicies, stateFieldCount } from '../../algorithms/settle.js';
+import { type Decision, decideFields } from '../../decision.js';
 import type { ResolvedPolicy } from '../../policy.js';
 import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../store.js';
 import { policySetKey } from '../policy-set-key.js';
@@ -26,8 +27,8 @@ interface Table {
   readonly fields: number;
 }
 
-/** The name of {@link MemoryStore}'s synchronous update, kept out of its public surface. */
-export const updateAtOnce = Symbol('tollgate.MemoryStore.updateAtOnce');
+/** The name of {@link MemoryStore}'s synchronous update and decision, kept out of its public surface. */
+export const decideAtOnce = Symbol('tollgate.MemoryStore.decideAtOnce');
 
 /** Slots to start with; they double as keys come, up to `maxKeys`. */
 const FIRST_SLOTS = 1024;
@@ -96,18 +97,30 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.update} */
   async update(request: BucketRequest): Promise<BucketResult> {
-    return this[updateAtOnce](request);
+    const nowMs = this.#checkedNow();
+    const { applied, bannedUntilMs } = this.#settle(request, nowMs);
+    return { applied, nowMs, states: policyStates(request.policies, this.#work), bannedUntilMs };
   }
 
-  /** {@link update}, answered without a promise: how a limiter calls the memory store it was given. */
-  [updateAtOnce]({ key, policies, cost, mode, ban }: BucketRequest): BucketResult {
+  /**
+   * {@link update} and the decision it makes, answered without a promise and without copying the states
+   * out: how a limiter calls the memory store it was given.
+   */
+  [decideAtOnce](request: BucketRequest): Decision {
     const nowMs = this.#checkedNow();
+    const { applied, bannedUntilMs } = this.#settle(request, nowMs);
+    return decideFields(request.policies, this.#work, applied, nowMs, bannedUntilMs, request.cost);
+  }
+
+  /** Settles `request` at `nowMs`, leaving the key's states in `#work`. */
+  #settle({ key, policies, cost, mode, ban }: BucketRequest, nowMs: number): Settled {
     const table = this.#table(policies, ban);
     const work = this.#work;
     let slot = table.slots.get(key);
     const stored = slot !== undefined && this.#heap.idleAtMs(slot) > nowMs;
     if (stored) copy(this.#values, (slot as number) * this.#stride, work, 0, table.fields);
-    const { applied, bannedUntilMs, keepMs } = settlePolicies(policies, work, stored, cost, mode, nowMs, ban);
+    const settled = settlePolicies(policies, work, stored, cost, mode, nowMs, ban);
+    const { keepMs } = settled;
     if (keepMs === 0) {
       if (slot !== undefined) this.#forget(slot);
     } else if (keepMs !== undefined) {
@@ -118,7 +131,7 @@ export class MemoryStore implements Store {
       }
       copy(work, 0, this.#values, slot * this.#stride, table.fields);
     }
-    return { applied, nowMs, states: policyStates(policies, work), bannedUntilMs };
+    return settled;
   }
 
   /** {@inheritDoc Store.lease} */

@@ -277,6 +277,36 @@ describe('RedisStore', () => {
     expect([...reasons].sort()).toEqual(['allowed', 'banned', 'limited', undefined]);
   });
 
+  it('decides a batch of one-policy checks of every algorithm, keys alone and repeated, as a MemoryStore does', async () => {
+    // A set of one policy has its own paths (a key alone in the call, a key held for its checks), whose
+    // answers take as many numbers as the algorithm's state: each check must be read at its own place.
+    let nowMs = 1_700_000_000_000;
+    const clock = () => nowMs;
+    const algorithms = ['token-bucket', 'fixed-window', 'sliding-window'] as const;
+    const limitersOn = (store: RedisStore | MemoryStore) =>
+      algorithms.map((algorithm) =>
+        createLimiter({
+          store,
+          policies: { limit: 3, window: '1m', algorithm },
+          denyCache: false,
+          onStoreError: 'throw',
+        }),
+      );
+    const onRedis = limitersOn(new RedisStore({ client: redis, prefix: uniquePrefix('alone'), clock }));
+    const inMemory = limitersOn(new MemoryStore({ clock }));
+    type Step = (limiters: typeof onRedis) => Promise<unknown>;
+    const steps: Step[] = [];
+    for (let i = 0; i < 12; i++) {
+      const limiter = i % 3;
+      steps.push((l) => (l[limiter] as (typeof onRedis)[number]).consume(`alone-${i}`));
+      steps.push((l) => (l[limiter] as (typeof onRedis)[number]).consume('repeated'));
+    }
+    const reasons = await batchedAsOneByOne(steps, onRedis, inMemory, 3, (round) => {
+      nowMs += round * 50_000;
+    });
+    expect([...reasons].sort()).toEqual(['allowed', 'limited']);
+  });
+
   it("fails a check whose stored state lacks numbers, rather than filling them from another key's", async () => {
     const prefix = uniquePrefix('short');
     const limiter = createLimiter({

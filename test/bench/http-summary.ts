@@ -111,7 +111,8 @@ export interface GoalCheck {
   readonly scenario: Scenario;
   readonly goal: string;
   readonly measured: string;
-  readonly met: boolean;
+  /** `undefined`: not judged in this run (the cheapest peer's median added nothing measurable). */
+  readonly met: boolean | undefined;
 }
 
 /**
@@ -133,6 +134,15 @@ export function checkGoals(rows: readonly CellSummary[]): GoalCheck[] {
         goal: 'added CPU/req ≤ 0.75× cheapest peer',
         measured: `${row.addedVsCheapestPeer.toFixed(2)}× (${fmt(row.addedUs)} vs ${fmt(cheapest.addedUs)} µs)`,
         met: row.addedVsCheapestPeer <= 0.75,
+      });
+    } else if (cheapest !== undefined) {
+      // A ratio to a median at or below zero says nothing: the row is shown, unjudged, not left out.
+      checks.push({
+        framework,
+        scenario,
+        goal: 'added CPU/req ≤ 0.75× cheapest peer',
+        measured: `no ratio (${fmt(row.addedUs)} vs ${fmt(cheapest.addedUs)} µs)`,
+        met: undefined,
       });
     }
     const leastRedis = Math.min(...peers.map((p) => p.redisUs));

@@ -75,14 +75,14 @@ export function httpTables(rows: readonly CellSummary[]): string {
   return out.join('\n\n');
 }
 
-/** Issue 9's goals, each met or missed. */
+/** Issue 9's goals, each met, missed, or not judged in this run. */
 export function goalTable(checks: readonly GoalCheck[]): string {
   const lines = checks.map((c) => [
     c.framework,
     c.scenario.title,
     c.goal,
     c.measured,
-    c.met ? 'met' : '**missed**',
+    c.met === undefined ? 'not judged' : c.met ? 'met' : '**missed**',
   ]);
   return markdownTable(['framework', 'scenario', 'goal (Tollgate, RedisStore)', 'measured', ''], lines);
 }

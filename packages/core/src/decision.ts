@@ -107,6 +107,7 @@ export function decideFields(
   return decisionOf(described, applied, nowMs, bannedUntilMs, cost);
 }
 
+/** The decision from every policy's part: allowed only if the store applied it and no part forbids it. */
 function decisionOf(
   described: PolicyDecision[],
   applied: boolean,

@@ -154,11 +154,19 @@ export function checkGoals(rows: readonly CellSummary[]): GoalCheck[] {
       met: row.redisUs <= leastRedis,
     });
     if (scenario.expect === 'deny') {
+      // What the refusal's bytes alone allow: the same 429 sent by an app with no limiter.
+      const floor = rows.find(
+        (r) =>
+          r.framework === framework && r.scenario.name === scenario.name && r.variant === 'refusal-floor',
+      );
+      const floorNote = floor
+        ? ` (the same 429 with no limiter: ${floor.throughputVsBaseline.toFixed(2)}×)`
+        : '';
       checks.push({
         framework,
         scenario,
         goal: 'DENY throughput ≥ 0.95× baseline',
-        measured: `${row.throughputVsBaseline.toFixed(2)}×`,
+        measured: `${row.throughputVsBaseline.toFixed(2)}×${floorNote}`,
         met: row.throughputVsBaseline >= 0.95,
       });
     }

@@ -7,16 +7,20 @@ import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { type Refusal, tollgateRefusal } from './refusal.js';
 import { type AppSettings, clientOf, type Variant } from './scenarios.js';
 
 /** Builds the app of `variant`; `redis` is a connected, fail-fast client for the variants that use Redis. */
-export function expressApp(
+export async function expressApp(
   variant: Variant,
   settings: AppSettings,
   redis: Redis | undefined,
-): RequestListener {
+): Promise<RequestListener> {
   const app = express();
-  const limiter = limiterOf(variant, settings, redis);
+  const limiter =
+    variant === 'refusal-floor'
+      ? refusing(await tollgateRefusal(settings.scenario))
+      : limiterOf(variant, settings, redis);
   if (limiter) app.use(limiter);
   app.get('/', (_req, res) => {
     res.send('ok');
@@ -80,5 +84,17 @@ function flexibleMiddleware({ scenario, keyPrefix }: AppSettings, redis: Redis):
         res.status(429).send('Too Many Requests');
       },
     );
+  };
+}
+
+/** Answers every request with `refusal`, written as @tollgate/express writes its own. */
+function refusing({ status, headers, contentType, body }: Refusal): RequestHandler {
+  const length = Buffer.byteLength(body);
+  return function refusalFloor(_req, res) {
+    res.statusCode = status;
+    for (const name in headers) res.setHeader(name, headers[name] as string);
+    res.setHeader('Content-Type', contentType);
+    res.setHeader('Content-Length', length);
+    res.end(body);
   };
 }

@@ -4,6 +4,7 @@ import { RedisStore } from '@tollgate/core';
 import { tollgate } from '@tollgate/fastify';
 import fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { tollgateRefusal } from './refusal.js';
 import { type AppSettings, clientOf, type Variant } from './scenarios.js';
 
 /** The options of @fastify/rate-limit that the bench sets. */
@@ -34,6 +35,14 @@ export async function fastifyApp(
   switch (variant) {
     case 'none':
       break;
+    case 'refusal-floor': {
+      // Sent as @tollgate/fastify sends its own: as is, through an identity serializer.
+      const { status, headers, contentType, body } = await tollgateRefusal(scenario);
+      app.addHook('onRequest', async (_request, reply) =>
+        reply.code(status).headers(headers).type(contentType).serializer(asIs).send(body),
+      );
+      break;
+    }
     case 'tollgate-redis':
     case 'tollgate-memory':
       await app.register(tollgate, {
@@ -60,4 +69,8 @@ export async function fastifyApp(
   app.get('/', async () => 'ok');
   await app.ready();
   return app;
+}
+
+function asIs(body: string): string {
+  return body;
 }

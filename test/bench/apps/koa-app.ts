@@ -5,12 +5,20 @@ import { rateLimit as tollgate } from '@tollgate/koa';
 import type { Redis } from 'ioredis';
 import Koa, { type Middleware } from 'koa';
 import koaRateLimit from 'koa-ratelimit';
+import { type Refusal, tollgateRefusal } from './refusal.js';
 import { type AppSettings, clientOf, type Variant } from './scenarios.js';
 
 /** Builds the app of `variant`; `redis` is a connected, fail-fast client for the variants that use Redis. */
-export function koaApp(variant: Variant, settings: AppSettings, redis: Redis | undefined): RequestListener {
+export async function koaApp(
+  variant: Variant,
+  settings: AppSettings,
+  redis: Redis | undefined,
+): Promise<RequestListener> {
   const app = new Koa();
-  const limiter = limiterOf(variant, settings, redis);
+  const limiter =
+    variant === 'refusal-floor'
+      ? refusing(await tollgateRefusal(settings.scenario))
+      : limiterOf(variant, settings, redis);
   if (limiter) app.use(limiter);
   app.use((ctx) => {
     ctx.body = 'ok';
@@ -48,4 +56,15 @@ function limiterOf(
     default:
       throw new Error(`no Koa app for ${variant}`);
   }
+}
+
+/** Answers every request with `refusal`, written as @tollgate/koa writes its own. */
+function refusing({ status, headers, contentType, body }: Refusal): Middleware {
+  return async function refusalFloor(ctx) {
+    const { res } = ctx;
+    for (const name in headers) res.setHeader(name, headers[name] as string);
+    ctx.status = status;
+    res.setHeader('Content-Type', contentType);
+    ctx.body = body;
+  };
 }

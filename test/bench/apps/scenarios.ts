@@ -61,6 +61,7 @@ export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'koa'];
 
 export type Variant =
   | 'none'
+  | 'refusal-floor'
   | 'tollgate-redis'
   | 'tollgate-memory'
   | 'express-rate-limit'
@@ -70,14 +71,22 @@ export type Variant =
 
 /** The variants of each framework's app; the first is the baseline. */
 export const VARIANTS: Readonly<Record<Framework, readonly Variant[]>> = {
-  express: ['none', 'tollgate-redis', 'tollgate-memory', 'express-rate-limit', 'rate-limiter-flexible'],
-  fastify: ['none', 'tollgate-redis', 'tollgate-memory', 'fastify-rate-limit'],
-  koa: ['none', 'tollgate-redis', 'tollgate-memory', 'koa-ratelimit'],
+  express: [
+    'none',
+    'refusal-floor',
+    'tollgate-redis',
+    'tollgate-memory',
+    'express-rate-limit',
+    'rate-limiter-flexible',
+  ],
+  fastify: ['none', 'refusal-floor', 'tollgate-redis', 'tollgate-memory', 'fastify-rate-limit'],
+  koa: ['none', 'refusal-floor', 'tollgate-redis', 'tollgate-memory', 'koa-ratelimit'],
 };
 
 /** How each variant reads in the report. */
 export const VARIANT_LABELS: Readonly<Record<Variant, string>> = {
   none: 'no limiter (baseline)',
+  'refusal-floor': "Tollgate's 429, no limiter (floor)",
   'tollgate-redis': 'Tollgate, RedisStore',
   'tollgate-memory': 'Tollgate, MemoryStore',
   'express-rate-limit': 'express-rate-limit + rate-limit-redis',
@@ -86,14 +95,27 @@ export const VARIANT_LABELS: Readonly<Record<Variant, string>> = {
   'koa-ratelimit': 'koa-ratelimit, Redis driver',
 };
 
+/** The variants with no limiter: the baseline, and the floor that sends Tollgate's refusal to everyone. */
+const LIMITERLESS: ReadonlySet<Variant> = new Set(['none', 'refusal-floor']);
+
 /** The peers: other libraries on the same Redis, which Tollgate's Redis row is compared with. */
 export function isPeer(variant: Variant): boolean {
-  return variant !== 'none' && !variant.startsWith('tollgate-');
+  return !LIMITERLESS.has(variant) && !variant.startsWith('tollgate-');
 }
 
 /** Whether the variant keeps its counts in the bench's Redis. */
 export function usesRedis(variant: Variant): boolean {
-  return variant !== 'none' && variant !== 'tollgate-memory';
+  return !LIMITERLESS.has(variant) && variant !== 'tollgate-memory';
+}
+
+/**
+ * Whether the variant runs the scenario: the baseline answers `ok` (ALLOW; DENY is compared with its runs
+ * of ALLOW on one hot key), the floor refuses every request (DENY only), the limiters run everything.
+ */
+export function runsScenario(variant: Variant, scenario: Scenario): boolean {
+  if (variant === 'none') return scenario.expect === 'allow';
+  if (variant === 'refusal-floor') return scenario.expect === 'deny';
+  return true;
 }
 
 /** What an app of the bench needs besides its framework and variant. */

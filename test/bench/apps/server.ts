@@ -1,12 +1,20 @@
 /**
- * One app server process of the HTTP bench: a framework × variant, with one app per scenario on its own
- * port (idle apps cost nothing, so the process's CPU time during a run is the running app's). Its own
- * process, so its CPU time can be read alone. Prints `{"<scenario>": port, …}` when every app listens.
+ * One app server process of the HTTP bench: a framework × variant, with one app per scenario it runs, each
+ * on its own port (idle apps cost nothing, so the process's CPU time during a run is the running app's).
+ * Its own process, so its CPU time can be read alone. Prints `{"<scenario>": port, …}` when every app listens.
  * argv: framework variant redisUrl keyPrefix
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { connectBenchRedis } from '../bench-redis.js';
-import { type Framework, isPeer, SCENARIOS, type Scenario, usesRedis, type Variant } from './scenarios.js';
+import {
+  type Framework,
+  isPeer,
+  runsScenario,
+  SCENARIOS,
+  type Scenario,
+  usesRedis,
+  type Variant,
+} from './scenarios.js';
 
 const [framework, variant, redisUrl = '', keyPrefix = ''] = process.argv.slice(2) as [
   Framework,
@@ -32,8 +40,8 @@ async function listen(scenario: Scenario): Promise<number> {
   }
   const listener: RequestListener =
     framework === 'express'
-      ? (await import('./express-app.js')).expressApp(variant, settings, redis)
-      : (await import('./koa-app.js')).koaApp(variant, settings, redis);
+      ? await (await import('./express-app.js')).expressApp(variant, settings, redis)
+      : await (await import('./koa-app.js')).koaApp(variant, settings, redis);
   const server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return portOf(server);
@@ -46,6 +54,7 @@ function portOf(server: Server): number {
 }
 
 const ports: Record<string, number> = {};
-for (const scenario of SCENARIOS) ports[scenario.name] = await listen(scenario);
+for (const scenario of SCENARIOS)
+  if (runsScenario(variant, scenario)) ports[scenario.name] = await listen(scenario);
 process.stdout.write(`${JSON.stringify(ports)}\n`);
 process.on('SIGTERM', () => process.exit(0));

@@ -77,19 +77,33 @@ async function startAppServer(
   };
 }
 
+/** A server that has not said its ports by then is stuck: the bench stops rather than wait for ever. */
+const STARTUP_TIMEOUT_MS = 60_000;
+
 function firstLine(child: ChildProcess, stderr: () => string, what: string): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     let output = '';
+    const stuck = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`app server ${what} did not start in ${STARTUP_TIMEOUT_MS / 1000} s:\n${stderr()}`));
+    }, STARTUP_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       output += chunk;
       if (!output.includes('\n')) return;
+      clearTimeout(stuck);
       child.stdout?.off('data', onData);
       child.stdout?.resume();
       resolve(output.trim());
     };
     child.stdout?.on('data', onData);
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`app server ${what} exited with ${code}:\n${stderr()}`)));
+    child.once('error', (error) => {
+      clearTimeout(stuck);
+      reject(error);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(stuck);
+      reject(new Error(`app server ${what} exited with ${code}:\n${stderr()}`));
+    });
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import {
   type Framework,
+  hasLimiter,
   isPeer,
   SCENARIOS,
   type Scenario,
@@ -86,7 +87,7 @@ export function summarize(results: readonly CellResult[]): CellSummary[] {
   return partial.map((row) => {
     const cheapest = cheapestPeer(partial, row.framework, row.scenario.name);
     const addedVsCheapestPeer =
-      row.variant === 'none' || cheapest === undefined || cheapest.addedUs <= 0
+      !hasLimiter(row.variant) || cheapest === undefined || cheapest.addedUs <= 0
         ? undefined
         : row.addedUs / cheapest.addedUs;
     return { ...row, addedVsCheapestPeer };

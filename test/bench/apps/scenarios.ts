@@ -98,14 +98,19 @@ export const VARIANT_LABELS: Readonly<Record<Variant, string>> = {
 /** The variants with no limiter: the baseline, and the floor that sends Tollgate's refusal to everyone. */
 const LIMITERLESS: ReadonlySet<Variant> = new Set(['none', 'refusal-floor']);
 
+/** Whether the variant limits at all: not the baseline, nor the floor that refuses everyone. */
+export function hasLimiter(variant: Variant): boolean {
+  return !LIMITERLESS.has(variant);
+}
+
 /** The peers: other libraries on the same Redis, which Tollgate's Redis row is compared with. */
 export function isPeer(variant: Variant): boolean {
-  return !LIMITERLESS.has(variant) && !variant.startsWith('tollgate-');
+  return hasLimiter(variant) && !variant.startsWith('tollgate-');
 }
 
 /** Whether the variant keeps its counts in the bench's Redis. */
 export function usesRedis(variant: Variant): boolean {
-  return !LIMITERLESS.has(variant) && variant !== 'tollgate-memory';
+  return hasLimiter(variant) && variant !== 'tollgate-memory';
 }
 
 /**

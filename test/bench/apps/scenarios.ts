@@ -95,12 +95,9 @@ export const VARIANT_LABELS: Readonly<Record<Variant, string>> = {
   'koa-ratelimit': 'koa-ratelimit, Redis driver',
 };
 
-/** The variants with no limiter: the baseline, and the floor that sends Tollgate's refusal to everyone. */
-const LIMITERLESS: ReadonlySet<Variant> = new Set(['none', 'refusal-floor']);
-
 /** Whether the variant limits at all: not the baseline, nor the floor that refuses everyone. */
 export function hasLimiter(variant: Variant): boolean {
-  return !LIMITERLESS.has(variant);
+  return variant !== 'none' && variant !== 'refusal-floor';
 }
 
 /** The peers: other libraries on the same Redis, which Tollgate's Redis row is compared with. */

@@ -27,6 +27,7 @@ export {
 export { type Duration, type DurationUnit, parseDuration } from './duration.js';
 export type { AllowList } from './http/allow-list.js';
 export type { RateLimitCallback } from './http/callbacks.js';
+export { ClientAddressError } from './http/client-address-error.js';
 export { ipIdentity } from './http/client-ip.js';
 export type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from './http/header-switches.js';
 export {
@@ -38,11 +39,18 @@ export {
 } from './http/headers.js';
 export {
   type ConcurrencyLimitOptions,
-  type ConcurrencyOutcome,
   createHttpConcurrencyLimiter,
   type HttpConcurrencyLimiter,
 } from './http/http-concurrency.js';
 export { createHttpLimiter, type HttpLimiter } from './http/http-limiter.js';
+export {
+  type CheckingLimiter,
+  concurrencyLifecycle,
+  type Handled,
+  type LeasingLimiter,
+  type ResponseAccess,
+  rateLimitLifecycle,
+} from './http/lifecycle.js';
 export type {
   AdapterSettings,
   LimitedMessage,
@@ -50,6 +58,7 @@ export type {
   RateLimitOptions,
 } from './http/options.js';
 export type {
+  ConcurrencyOutcome,
   NodeResponse,
   RateLimitInfo,
   RateLimitOutcome,

@@ -1,15 +1,15 @@
 /** `@tollgate/express`: Tollgate as Express middleware (Express 4 and 5). */
 import {
   type ConcurrencyLimitOptions,
+  concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
-  type HeaderProfile,
   type RateLimitInfo,
   type RateLimitOptions,
-  type RateLimitOutcome,
   type RateLimitRejection,
   type RequestAccess,
-  stackHeaders,
+  type ResponseAccess,
+  rateLimitLifecycle,
 } from '@tollgate/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
@@ -61,13 +61,19 @@ const expressAccess: RequestAccess<Request> = {
  */
 const HANDLING_FRAME = /\bLayer\.(?:handle \[as handle_request\]|handleRequest) /;
 
-/**
- * The header profile of the rate-limit fields on each response so far, so a later limiter on the same
- * response (a route's, after the app-wide one) keeps the fields of one profile. A WeakMap, not a field
- * of the response as in the other adapters: Express's requests and responses each end up with a shape
- * of their own, so a field added to one costs about 2 µs, and a WeakMap entry a tenth of that.
- */
-const profileWritten = new WeakMap<Response, HeaderProfile | undefined>();
+const expressResponses: ResponseAccess<Request, Response> = {
+  node: (res) => res,
+  getHeader: (res, name) => res.getHeader(name),
+  // Node's own setHeader: Express's res.set would also lower-case each name to look for Content-Type.
+  setHeaders(res, headers) {
+    for (const name in headers) res.setHeader(name, headers[name] as string);
+  },
+  removeHeader: (res, name) => res.removeHeader(name),
+  expose(req, property, info) {
+    (req as unknown as Record<string, unknown>)[property] = info;
+  },
+  send: endWith,
+};
 
 /**
  * Rate-limiting middleware. Use it app-wide, on a router, or on one route; each call is its own
@@ -86,35 +92,20 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     adapter: '@tollgate/express',
     inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
   });
-  const handler = options.handler;
-  const property = limiter.requestPropertyName;
+  const handler = limiter.handler as ExpressRateLimitOptions['handler'];
+  const handle = rateLimitLifecycle(limiter, expressResponses);
 
+  // Express 4 does not catch a rejected middleware promise: this function must never reject.
   async function rateLimit(req: Request, res: Response, next: NextFunction) {
-    let outcome: RateLimitOutcome;
-    try {
-      outcome = await limiter.check(req);
-    } catch (error) {
-      return next(error);
-    }
-    if (outcome.kind === 'skipped') return next();
-    if (property !== undefined && outcome.info !== undefined) {
-      (req as unknown as Record<string, unknown>)[property] = outcome.info;
-    }
-    const stacked = stackHeaders(outcome, { profile: profileWritten.get(res), get: (name) => res.get(name) });
-    for (const name of stacked.remove) res.removeHeader(name);
-    // Node's own setHeader: Express's res.set would also lower-case each name to look for Content-Type.
-    for (const name in stacked.set) res.setHeader(name, stacked.set[name] as string);
-    profileWritten.set(res, stacked.profile);
-    if (outcome.kind === 'allowed') {
-      limiter.countByResponse(outcome.info, req, res, res);
-      return next();
-    }
-    if (outcome.kind === 'error') return next(outcome.error);
-    try {
-      if (handler) return await handler(req, res, next, outcome.info);
-      endWith(res, await limiter.rejection(req, outcome.info));
-    } catch (error) {
-      next(error);
+    const handled = await handle(req, res);
+    if (handled.kind === 'next') return next();
+    if (handled.kind === 'error') return next(handled.error);
+    if (handled.kind === 'handler' && handler) {
+      try {
+        await handler(req, res, next, handled.info);
+      } catch (error) {
+        next(error);
+      }
     }
   }
 
@@ -144,20 +135,11 @@ function endWith(res: Response, { status, contentType, body, bytes }: RateLimitR
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions<Request>): RequestHandler {
   const limiter = createHttpConcurrencyLimiter(options, expressAccess, { adapter: '@tollgate/express' });
+  const handle = concurrencyLifecycle(limiter, expressResponses);
   return async function concurrencyLimit(req: Request, res: Response, next: NextFunction) {
-    try {
-      const outcome = await limiter.check(req);
-      if (outcome.kind === 'skipped') return next();
-      if (outcome.kind === 'error') return next(outcome.error);
-      if (outcome.kind === 'limited') {
-        return endWith(res, outcome);
-      }
-      // 'close' comes when the response is done and when the client goes away first.
-      res.once('close', outcome.release);
-      next();
-    } catch (error) {
-      next(error);
-    }
+    const handled = await handle(req, res);
+    if (handled.kind === 'next') next();
+    else if (handled.kind === 'error') next(handled.error);
   };
 }
 

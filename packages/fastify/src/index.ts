@@ -5,15 +5,17 @@
  */
 import {
   type ConcurrencyLimitOptions,
+  concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
-  type HeaderProfile,
   type HttpLimiter,
+  type Logger,
   mergeRateLimitOptions,
   type RateLimitInfo,
   type RateLimitOptions,
   type RequestAccess,
-  stackHeaders,
+  type ResponseAccess,
+  rateLimitLifecycle,
   validateInheritedOptions,
 } from '@tollgate/core';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
@@ -117,17 +119,26 @@ const fastifyAccess: RequestAccess<FastifyRequest> = {
   },
 };
 
-/**
- * The header profile of the rate-limit fields on a reply so far, for a second limiter on one route: `null`
- * when a limiter wrote none, missing when none ran. A field of the reply rather than a WeakMap, which
- * cost a quarter of a microsecond per request (Fastify's replies of a route share one shape, so the field
- * costs next to nothing).
- */
-const PROFILE_WRITTEN = Symbol('tollgate.profileWritten');
-type ProfiledReply = FastifyReply & { [PROFILE_WRITTEN]?: HeaderProfile | null };
+const fastifyResponses: ResponseAccess<FastifyRequest, FastifyReply> = {
+  node: (reply) => reply.raw,
+  getHeader: (reply, name) => reply.getHeader(name),
+  setHeaders(reply, headers) {
+    reply.headers(headers);
+  },
+  removeHeader(reply, name) {
+    reply.removeHeader(name);
+  },
+  expose(request, property, info) {
+    (request as unknown as Record<string, unknown>)[property] = info;
+  },
+  send: (reply, { status, contentType, body }) => sendAsIs(reply.code(status).type(contentType), body),
+};
 
 const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify, options) => {
-  const { global = true, hook = 'onRequest', ...base } = options;
+  // Own properties only: a polluted Object.prototype must not switch limiting off.
+  const { global: globalOption, hook: hookOption, ...base } = options;
+  const global = Object.hasOwn(options, 'global') ? globalOption : true;
+  const hook = Object.hasOwn(options, 'hook') ? hookOption : 'onRequest';
   if (typeof global !== 'boolean') throw new TypeError('@tollgate/fastify: global must be true or false');
   checkHook(hook, '@tollgate/fastify: hook');
   // Fastify's logger is off unless the app turns it on; Tollgate's warnings must not vanish with it.
@@ -138,17 +149,17 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     ready = true;
   });
   // A limiter's messages name where it is: an app has many, and the error may come from any of them.
-  const limiterOf = (limiterOptions: FastifyRateLimitOptions, where?: string) =>
+  const limiterOf = (limiterOptions: FastifyRateLimitOptions, where?: string, inRequestHandler = ready) =>
     createHttpLimiter(limiterOptions, fastifyAccess, {
       adapter: where ? `@tollgate/fastify (${where})` : '@tollgate/fastify',
       logger,
-      inRequestHandler: ready,
+      inRequestHandler,
       ...(where ? { nameSeed: where } : {}),
     });
   const appLimiter = global ? limiterOf(base) : undefined;
   if (!global) validateInheritedOptions(base, { adapter: '@tollgate/fastify', logger });
   const ownLimiters: HttpLimiter<FastifyRequest, FastifyReply>[] = appLimiter ? [appLimiter] : [];
-  const appHook = appLimiter && rateLimitHook(appLimiter, base.handler);
+  const appHook = appLimiter && rateLimitHook(appLimiter);
   // Declared up front, as Fastify asks of request properties, under the name the plugin's options give.
   const property = base.requestPropertyName ?? 'rateLimit';
   if (property !== false && !fastify.hasRequestDecorator(property))
@@ -156,23 +167,27 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   // Fastify adds a HEAD route for each GET with the same config object: one limiter serves both.
   const routeHooks = new WeakMap<object, { check: RateLimitHookHandler; stage: RateLimitHook }>();
 
-  function routeHook(own: RouteRateLimitOptions, route: RouteOptions) {
+  function routeHook(own: RouteRateLimitOptions, route: RouteOptions | RouteSeen, atStartup = true) {
     let made = routeHooks.get(own);
     if (made === undefined) {
-      const where = `route ${route.method} ${route.url}`;
+      const where = `route ${String(route.method)} ${route.url}`;
       const merged = mergeRateLimitOptions(base, own, `@tollgate/fastify (${where}): config.rateLimit`);
       const { hook: stage = hook, ...routeOptions } = merged as RouteRateLimitOptions;
       checkHook(stage, `@tollgate/fastify (${where}): config.rateLimit.hook`);
-      const limiter = limiterOf(routeOptions, where);
+      const limiter = limiterOf(routeOptions, where, atStartup ? ready : false);
       ownLimiters.push(limiter);
-      made = { check: rateLimitHook(limiter, routeOptions.handler), stage };
+      made = { check: rateLimitHook(limiter), stage };
       routeHooks.set(own, made);
     }
     return made;
   }
 
+  /** Marks the routes this plugin limits by itself, on their config (Fastify copies it, symbols too). */
+  const seen = Symbol('tollgate.routeSeen');
+
   fastify.addHook('onRoute', (route: RouteOptions) => {
-    const own = route.config?.rateLimit;
+    route.config = { ...route.config, [seen]: true } as NonNullable<RouteOptions['config']>;
+    const own = ownRateLimit(route.config);
     if (own === false) return;
     const made = own === undefined ? appHook && { check: appHook, stage: hook } : routeHook(own, route);
     if (made === undefined) return;
@@ -183,10 +198,37 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     route[stage] = (stage === 'onRequest' ? [check, ...hooks] : [...hooks, check]) as never;
   });
 
+  // A route added before this plugin had loaded (`app.register(tollgate)` without `await`) never reached
+  // onRoute, yet Fastify runs the app's own hooks for it: one such hook limits it, rather than letting it
+  // go unlimited. It runs at the plugin's `hook` for every such route. The 404 handler is left alone, as
+  // for routes the plugin saw.
+  const unseenChecks = new WeakMap<object, RateLimitHookHandler | null>();
+  const warnUnseen = onceWarning(base.logger ?? logger, base.warnings);
+
+  function unseenCheck(config: RouteSeen): RateLimitHookHandler | null {
+    let check = unseenChecks.get(config);
+    if (check === undefined) {
+      warnUnseen(config);
+      const own = ownRateLimit(config);
+      check =
+        own === false ? null : own === undefined ? (appHook ?? null) : routeHook(own, config, false).check;
+      unseenChecks.set(config, check);
+    }
+    return check;
+  }
+
+  fastify.addHook(hook as 'onRequest', function rateLimitUnseenRoute(request, reply, done) {
+    const config = request.routeOptions.config as RouteSeen;
+    if (config[seen] === true || request.is404) return done();
+    const check = unseenCheck(config);
+    if (check === null) return done();
+    check(request, reply).then(() => done(), done);
+  });
+
   const decorator = function rateLimit(own: Partial<FastifyRateLimitOptions> = {}) {
     const merged = mergeRateLimitOptions(base, own, '@tollgate/fastify: fastify.rateLimit() options');
     const limiter = limiterOf(merged as FastifyRateLimitOptions, 'fastify.rateLimit()');
-    return rateLimitHook(limiter, (merged as FastifyRateLimitOptions).handler);
+    return rateLimitHook(limiter);
   };
   const resetKey = async (key: string) => {
     await Promise.all(ownLimiters.map((limiter) => limiter.resetKey(key)));
@@ -196,43 +238,16 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     fastify.decorate('rateLimit', Object.assign(decorator, { resetKey }));
 };
 
-function rateLimitHook(
-  limiter: HttpLimiter<FastifyRequest, FastifyReply>,
-  handler: FastifyRateLimitOptions['handler'],
-): RateLimitHookHandler {
-  const property = limiter.requestPropertyName;
+function rateLimitHook(limiter: HttpLimiter<FastifyRequest, FastifyReply>): RateLimitHookHandler {
+  const handle = rateLimitLifecycle(limiter, fastifyResponses);
+  const handler = limiter.handler as FastifyRateLimitOptions['handler'];
   async function rateLimit(request: FastifyRequest, reply: FastifyReply) {
-    const outcome = await limiter.check(request);
-    if (outcome.kind === 'skipped') return;
-    if (property !== undefined && outcome.info !== undefined) {
-      (request as unknown as Record<string, unknown>)[property] = outcome.info;
-    }
-    const profiled = reply as ProfiledReply;
-    const written = profiled[PROFILE_WRITTEN];
-    if (written !== undefined) {
-      // A second limiter on this reply (a fastify.rateLimit() hook on a limited route).
-      const stacked = stackHeaders(outcome, {
-        profile: written ?? undefined,
-        get: (name) => reply.getHeader(name),
-      });
-      for (const name of stacked.remove) reply.removeHeader(name);
-      reply.headers(stacked.set);
-      profiled[PROFILE_WRITTEN] = stacked.profile ?? null;
-    } else {
-      reply.headers(outcome.headers);
-      profiled[PROFILE_WRITTEN] = outcome.profile || null;
-    }
-    if (outcome.kind === 'allowed') {
-      limiter.countByResponse(outcome.info, request, reply, reply.raw);
-      return;
-    }
-    if (outcome.kind === 'error') throw outcome.error;
-    if (handler) {
-      await handler(request, reply, outcome.info);
-      return reply;
-    }
-    const { status, contentType, body } = await limiter.rejection(request, outcome.info);
-    return sendAsIs(reply.code(status).type(contentType), body);
+    const handled = await handle(request, reply);
+    if (handled.kind === 'next') return;
+    if (handled.kind === 'error') throw handled.error;
+    if (handled.kind === 'handler' && handler) await handler(request, reply, handled.info);
+    else if (handled.kind === 'stopped') reply.hijack(); // nobody to answer: no later hook, no handler
+    return reply;
   }
   return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
 }
@@ -249,6 +264,39 @@ function sendAsIs(reply: FastifyReply, body: string): FastifyReply {
 
 function asIs(body: string): string {
   return body;
+}
+
+/** A route's config as Fastify hands it to hooks: the app's config, its url and method, and marks. */
+interface RouteSeen {
+  readonly url: string;
+  readonly method: string | readonly string[];
+  readonly [mark: symbol]: unknown;
+}
+
+/** A route config's own `rateLimit`: never one an app's polluted `Object.prototype` supplies. */
+function ownRateLimit(config: object | undefined): RouteRateLimitOptions | false | undefined {
+  if (config === undefined || !Object.hasOwn(config, 'rateLimit')) return undefined;
+  return (config as { rateLimit?: RouteRateLimitOptions | false }).rateLimit;
+}
+
+/** Says once, unless switched off, that a route was added before the plugin had loaded. */
+function onceWarning(logger: Logger, switches: unknown): (route: RouteSeen) => void {
+  const code = 'TOLLGATE_ROUTE_NOT_SEEN';
+  const off = switches === false || (isObject(switches) && Object.hasOwn(switches, code) && !switches[code]);
+  let said = off;
+  return (route) => {
+    if (said) return;
+    said = true;
+    logger.warn(
+      `[${code}] @tollgate/fastify: route ${String(route.method)} ${route.url} was added before the plugin had ` +
+        "loaded, so it is limited by a hook of the app, at the plugin's hook. Register the plugin with " +
+        '`await app.register(tollgate, ...)` before adding routes, so each route is limited as it asks.',
+    );
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 function checkHook(hook: unknown, what: string): asserts hook is RateLimitHook {
@@ -285,15 +333,13 @@ export const tollgate = fp(tollgatePlugin, { fastify: '4.x || 5.x', name: '@toll
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions<FastifyRequest>) {
   const limiter = createHttpConcurrencyLimiter(options, fastifyAccess, { adapter: '@tollgate/fastify' });
+  const handle = concurrencyLifecycle(limiter, fastifyResponses);
   return async function concurrencyLimit(request: FastifyRequest, reply: FastifyReply) {
-    const outcome = await limiter.check(request);
-    if (outcome.kind === 'skipped') return;
-    if (outcome.kind === 'error') throw outcome.error;
-    if (outcome.kind === 'limited') {
-      return sendAsIs(reply.code(outcome.status).type(outcome.contentType), outcome.body);
-    }
-    // 'close' comes when the response is done and when the client goes away first.
-    reply.raw.once('close', outcome.release);
+    const handled = await handle(request, reply);
+    if (handled.kind === 'next') return;
+    if (handled.kind === 'error') throw handled.error;
+    if (handled.kind === 'stopped') reply.hijack();
+    return reply;
   };
 }
 

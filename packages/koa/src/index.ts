@@ -1,13 +1,15 @@
 /** `@tollgate/koa`: Tollgate as Koa middleware (Koa 2 and 3), app-wide or per route with @koa/router. */
 import {
   type ConcurrencyLimitOptions,
+  concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
-  type HeaderProfile,
   type RateLimitInfo,
   type RateLimitOptions,
+  type RateLimitRejection,
   type RequestAccess,
-  stackHeaders,
+  type ResponseAccess,
+  rateLimitLifecycle,
 } from '@tollgate/core';
 import type { Context, Middleware, Next } from 'koa';
 
@@ -53,14 +55,24 @@ const koaAccess: RequestAccess<Context> = {
  */
 const HANDLING_FRAME = /[\\/]koa-compose[\\/]index\.js:/;
 
-/**
- * The header profile of the rate-limit fields on a response so far, so a later limiter on the same
- * response (a route's, after the app-wide one) keeps the fields of one profile. A field of the context
- * rather than a WeakMap, which cost a quarter of a microsecond per request (Koa's contexts share one
- * shape, so the field costs next to nothing).
- */
-const PROFILE_WRITTEN = Symbol('tollgate.profileWritten');
-type ProfiledContext = Context & { [PROFILE_WRITTEN]?: HeaderProfile | undefined };
+/** Koa's response (what `requestWasSuccessful` gets), with the Node.js response under it. */
+type KoaResponse = Context['response'];
+
+const koaResponses: ResponseAccess<Context, KoaResponse> = {
+  node: (response) => response.res,
+  getHeader: (response, name) => response.get(name),
+  // Node's own setHeader: the values are strings already, and Koa's ctx.set, through its delegates,
+  // costs a microsecond or two more per request. The lifecycle calls it only before the head is sent.
+  setHeaders(response, headers) {
+    const { res } = response;
+    for (const name in headers) res.setHeader(name, headers[name] as string);
+  },
+  removeHeader: (response, name) => response.res.removeHeader(name),
+  expose(ctx, property, info) {
+    ctx.state[property] = info;
+  },
+  send: (response, rejection) => refuse(response.ctx, rejection),
+};
 
 /**
  * Rate-limiting middleware. Use it app-wide or on a route; each call is its own limiter with its own
@@ -79,33 +91,14 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
     adapter: '@tollgate/koa',
     inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
   });
-  const handler = options.handler;
-  const property = limiter.requestPropertyName;
+  const handler = limiter.handler as KoaRateLimitOptions['handler'];
+  const handle = rateLimitLifecycle(limiter, koaResponses);
 
   async function rateLimit(ctx: Context, next: Next) {
-    const outcome = await limiter.check(ctx);
-    if (outcome.kind === 'skipped') return next();
-    if (property !== undefined && outcome.info !== undefined) ctx.state[property] = outcome.info;
-    const profiled = ctx as ProfiledContext;
-    const stacked = stackHeaders(outcome, {
-      profile: profiled[PROFILE_WRITTEN],
-      get: (name) => ctx.response.get(name),
-    });
-    for (const name of stacked.remove) ctx.remove(name);
-    // Node's own setHeader: the values are strings already, and Koa's ctx.set, through its delegates,
-    // cost a microsecond or two more per request. Like ctx.set, nothing once the head is sent.
-    const { res } = ctx;
-    if (!res.headersSent) for (const name in stacked.set) res.setHeader(name, stacked.set[name] as string);
-    profiled[PROFILE_WRITTEN] = stacked.profile;
-    if (outcome.kind === 'allowed') {
-      // The Node.js response, not Koa's: a streamed body is still being sent when next() resolves.
-      limiter.countByResponse(outcome.info, ctx, ctx.response, ctx.res);
-      return next();
-    }
-    if (outcome.kind === 'error') throw outcome.error;
-    if (handler) return handler(ctx, outcome.info);
-    const { status, contentType, body } = await limiter.rejection(ctx, outcome.info);
-    refuse(ctx, status, contentType, body);
+    const handled = await handle(ctx, ctx.response);
+    if (handled.kind === 'next') return next();
+    if (handled.kind === 'error') throw handled.error;
+    if (handled.kind === 'handler' && handler) return handler(ctx, handled.info);
   }
 
   return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
@@ -116,8 +109,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
  * has one), so Koa's `ctx.type`, which looks the type up, would change nothing but cost more. The body
  * is a string, not bytes: Node writes a string body with the head in one chunk, a little cheaper.
  */
-function refuse(ctx: Context, status: number, contentType: string, body: string): void {
-  if (ctx.headerSent) return; // as Koa's own setters do
+function refuse(ctx: Context, { status, contentType, body }: RateLimitRejection): void {
   ctx.status = status;
   ctx.res.setHeader('Content-Type', contentType);
   ctx.body = body;
@@ -133,17 +125,11 @@ function refuse(ctx: Context, status: number, contentType: string, body: string)
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions<Context>): Middleware {
   const limiter = createHttpConcurrencyLimiter(options, koaAccess, { adapter: '@tollgate/koa' });
+  const handle = concurrencyLifecycle(limiter, koaResponses);
   return async function concurrencyLimit(ctx, next) {
-    const outcome = await limiter.check(ctx);
-    if (outcome.kind === 'skipped') return next();
-    if (outcome.kind === 'error') throw outcome.error;
-    if (outcome.kind === 'limited') {
-      refuse(ctx, outcome.status, outcome.contentType, outcome.body);
-      return;
-    }
-    // 'close' comes when the response is done (a streamed body too) and when the client goes away first.
-    ctx.res.once('close', outcome.release);
-    return next();
+    const handled = await handle(ctx, ctx.response);
+    if (handled.kind === 'next') return next();
+    if (handled.kind === 'error') throw handled.error;
   };
 }
 

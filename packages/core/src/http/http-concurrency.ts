@@ -10,11 +10,11 @@ import type { Store } from '../store.js';
 import { StoreUnavailableError } from '../store-error.js';
 import { rejectUnknownNames } from '../unknown-names.js';
 import { isSettingsObject } from '../value-checks.js';
-import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
 import type { AdapterSettings, StoreFailureAnswer } from './options.js';
-import type { RateLimitRejection } from './outcome.js';
+import type { ConcurrencyOutcome } from './outcome.js';
 import { PROBLEM_JSON, QUOTA_EXCEEDED_TYPE } from './problem.js';
 import { rejectionOf } from './rejections.js';
+import { requestIdentity } from './request-identity.js';
 import { byIp, type KeyFunction, type RequestAccess } from './request-keys.js';
 import { type Logger, Warnings } from './warnings.js';
 
@@ -43,16 +43,6 @@ export interface ConcurrencyLimitOptions<Req> {
   /** Where lease failures are logged. Default: `console`. */
   logger?: Logger;
 }
-
-/** What an adapter does with a request. */
-export type ConcurrencyOutcome =
-  | { readonly kind: 'skipped' }
-  /** Go on; call `release` (it never throws) once the response is done or aborted. */
-  | { readonly kind: 'acquired'; readonly release: () => void }
-  /** Answer `status` with `body` (problem details); `bytes` is `body` as UTF-8, made once per limiter. */
-  | ({ readonly kind: 'limited' } & RateLimitRejection)
-  /** Hand `error` to the framework (`onStoreError: 'deny'`). */
-  | { readonly kind: 'error'; readonly error: unknown };
 
 /** A concurrency limiter for HTTP requests of one framework. */
 export interface HttpConcurrencyLimiter<Req> {
@@ -120,17 +110,14 @@ export function createHttpConcurrencyLimiter<Req>(
     ...rejectionOf(statusCode, PROBLEM_JSON, body),
   });
 
-  async function identityOf(request: Req): Promise<string> {
-    const identity = await key(request, access);
-    if (typeof identity === 'string' && identity !== '') return identity;
-    return ipIdentity(access.ip(request), DEFAULT_IPV6_SUBNET) ?? 'unknown';
-  }
+  const identityOf = requestIdentity(key, access, warnings, where);
 
   return {
     limit: limiter.limit,
     async check(request) {
       if (skip && (await skip(request))) return SKIPPED;
-      const identity = await identityOf(request);
+      const keyed = identityOf(request);
+      const identity = typeof keyed === 'string' ? keyed : await keyed;
       let decision: Awaited<ReturnType<ConcurrencyLimiter['acquire']>>;
       try {
         decision = await limiter.acquire(identity);

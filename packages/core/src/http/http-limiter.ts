@@ -10,7 +10,6 @@ import type { StoreErrorAction } from '../limiter.js';
 import { StoreUnavailableError } from '../store-error.js';
 import { compileAllowList } from './allow-list.js';
 import { boundLimiters } from './bound-limiters.js';
-import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
 import {
   type AdapterSettings,
   type RateLimitOptions,
@@ -19,6 +18,7 @@ import {
 } from './options.js';
 import type { NodeResponse, RateLimitInfo, RateLimitOutcome, RateLimitRejection } from './outcome.js';
 import { ProblemAnswers, rejectionOf } from './rejections.js';
+import { requestIdentity } from './request-identity.js';
 import type { RequestAccess } from './request-keys.js';
 import { responder, statusOf } from './respond.js';
 import { responseCounting } from './response-counting.js';
@@ -31,6 +31,8 @@ export interface HttpLimiter<Req, Res = unknown> {
   readonly name: string;
   /** Where the adapter puts a checked request's `info` for later code; `undefined`: nowhere. */
   readonly requestPropertyName: string | undefined;
+  /** The adapter's own `handler` option, as validated (its type is the adapter's); `undefined`: none. */
+  readonly handler: unknown;
   /** Decides a request: skip, allow or limit, with the headers to send. Charges the store once per call. */
   check(request: Req): Promise<RateLimitOutcome>;
   /**
@@ -52,9 +54,6 @@ export interface HttpLimiter<Req, Res = unknown> {
 }
 
 const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
-
-/** The identity of requests with neither a key nor a client IP: they share one bucket rather than none. */
-const UNKNOWN_IDENTITY = 'unknown';
 
 /** What `countByResponse` is when every request counts. */
 const COUNT_EVERY_RESPONSE = () => {};
@@ -113,40 +112,7 @@ export function createHttpLimiter<Req, Res = unknown>(
     warnings,
   );
 
-  /** The request's identity: at once when the key function answers at once (no turn of the event loop). */
-  function keyOf(request: Req): string | Promise<string> {
-    const identity: unknown = config.key(request, access);
-    return isPromiseLike(identity)
-      ? Promise.resolve(identity).then((resolved) => checkedIdentity(resolved, request))
-      : checkedIdentity(identity, request);
-  }
-
-  function checkedIdentity(identity: unknown, request: Req): string {
-    if (typeof identity === 'string' && identity !== '') {
-      setup.identity(identity);
-      return identity;
-    }
-    if (identity !== undefined && identity !== '') {
-      // An app bug (e.g. a numeric user id), not a store failure: it must not let requests through unlimited.
-      throw new TypeError(
-        `${settings.adapter}: the key function must return a string or undefined; got ${typeof identity}`,
-      );
-    }
-    // Falling back to the IP keeps one anonymous client from exhausting a bucket that all of them share.
-    const ip = ipIdentity(access.ip(request), DEFAULT_IPV6_SUBNET);
-    if (ip === undefined) {
-      warnings.once(
-        'TOLLGATE_MISSING_IP',
-        'the framework gave no valid client IP; such requests share one bucket',
-      );
-      return UNKNOWN_IDENTITY;
-    }
-    warnings.once(
-      'TOLLGATE_MISSING_KEY',
-      'the key function returned nothing; such requests are limited by client IP',
-    );
-    return ip;
-  }
+  const identityOf = requestIdentity(config.key, access, warnings, settings.adapter);
 
   /** A request not checked (`skip`, `allowList`). */
   function skipped(): RateLimitOutcome {
@@ -157,13 +123,15 @@ export function createHttpLimiter<Req, Res = unknown>(
   return {
     name: config.name,
     requestPropertyName: config.requestPropertyName,
+    handler: config.handler,
     countByResponse: countByResponse ?? COUNT_EVERY_RESPONSE,
 
     async check(request) {
       if (config.skip && (await config.skip(request))) return skipped();
       setup.request(request);
-      const keyed = keyOf(request);
+      const keyed = identityOf(request);
       const identity = typeof keyed === 'string' ? keyed : await keyed;
+      setup.identity(identity);
       if (allowListed !== undefined && (await allowListed(request, identity))) return skipped();
       // A static cost was checked at construction; a computed one is checked here, so a bad one is
       // reported as the app's bug rather than caught below as a store failure.
@@ -241,8 +209,4 @@ function checkedCost(cost: unknown, adapter: string): number {
     throw new TypeError(`${adapter}: the cost function must return a positive number; got ${String(cost)}`);
   }
   return cost;
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }

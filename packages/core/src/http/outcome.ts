@@ -80,6 +80,16 @@ export type RateLimitOutcome =
       readonly info?: RateLimitInfo;
     };
 
+/** What a concurrency limiter's check tells the lifecycle to do with a request. */
+export type ConcurrencyOutcome =
+  | { readonly kind: 'skipped' }
+  /** Go on; call `release` (it never throws) once the response is done or aborted. */
+  | { readonly kind: 'acquired'; readonly release: () => void }
+  /** Answer `status` with `body` (problem details); `bytes` is `body` as UTF-8, made once per limiter. */
+  | ({ readonly kind: 'limited' } & RateLimitRejection)
+  /** Hand `error` to the framework (`onStoreError: 'deny'`). */
+  | { readonly kind: 'error'; readonly error: unknown };
+
 /**
  * The Node.js response under a framework's own (Express `res`, Fastify `reply.raw`, Koa `ctx.res`): how
  * the core learns that a response has ended, and how.
@@ -89,4 +99,10 @@ export interface NodeResponse {
   /** `true` once the app has finished the response (`end()`); still `false` when the client went away first. */
   readonly writableEnded: boolean;
   readonly statusCode: number;
+  /** `true` once the status line and headers were sent: nothing may be written to them after. */
+  readonly headersSent?: boolean;
+  /** `true` once `'close'` was emitted. */
+  readonly closed?: boolean;
+  /** `true` once the response or its socket was destroyed: the client went away, or the server cut it. */
+  readonly destroyed?: boolean;
 }

@@ -1,6 +1,6 @@
 /** Who is limited: key functions that turn a request into an identity, the same in every framework. */
 import { checkHmacKey, hashIdentity } from '../identity.js';
-import { DEFAULT_IPV6_SUBNET, ipIdentity } from './client-ip.js';
+import { addressIdentity, DEFAULT_IPV6_SUBNET } from './client-ip.js';
 
 /**
  * How the core reads a framework's request. Each adapter provides one, built once; key functions use it
@@ -44,7 +44,10 @@ export interface ByIpOptions {
 
 /**
  * Limits by client IP: the default. The IP is the framework's (`req.ip`, `request.ip`, `ctx.ip`), so it
- * follows `trust proxy` / `trustProxy` / `app.proxy`; `X-Forwarded-For` is never read here.
+ * follows `trust proxy` / `trustProxy` / `app.proxy`; `X-Forwarded-For` is never read here. A port or
+ * brackets a proxy forwarded are dropped. An address that is not an IP (a proxy forwarding garbage) gets
+ * a bucket of its own, `ip-unparsed:sha256:…` (see `addressIdentity`), never one shared with other such
+ * clients; `undefined` only when the framework gave no address at all.
  *
  * @example
  * rateLimit({ limit: 100, window: '1m', key: byIp({ ipv6Subnet: 64 }) });
@@ -57,7 +60,7 @@ export function byIp<Req = unknown>(options: ByIpOptions = {}): KeyFunction<Req>
     );
   }
   return function byIp(request, access) {
-    return ipIdentity(access.ip(request), ipv6Subnet);
+    return addressIdentity(access.ip(request), ipv6Subnet);
   };
 }
 

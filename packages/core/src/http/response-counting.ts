@@ -6,6 +6,7 @@
  */
 import type { NodeResponse, RateLimitInfo } from './outcome.js';
 import { RequestRateLimit, refund } from './request-rate-limit.js';
+import { whenResponseEnds } from './response-end.js';
 import { reasonOf, type Warnings } from './warnings.js';
 
 /** Says whether a response counts as a success. Default: status below 400. */
@@ -79,6 +80,6 @@ export function responseCounting<Req, Res>(
     // Only this module's own infos carry a charge; one a caller made up is never refunded.
     if (!(info instanceof RequestRateLimit) || !info.decision.allowed) return;
     // 'close' comes once: after 'finish' for a completed response, alone for an aborted one.
-    raw.once('close', () => void settle(info, request, response, raw));
+    whenResponseEnds(raw, () => void settle(info, request, response, raw));
   };
 }

@@ -10,8 +10,10 @@
 export const WARNING_CODES = [
   /** `X-Forwarded-For` arrived but the app does not trust proxies: every client may share one bucket. */
   'TOLLGATE_UNTRUSTED_FORWARDED_FOR',
-  /** The framework gave no client IP (e.g. a closed socket): the request was limited under `unknown`. */
+  /** Neither the key function nor the framework gave a client identity: the request failed with a `ClientAddressError`. */
   'TOLLGATE_MISSING_IP',
+  /** The client address was not an IP (a proxy forwarding something else): it was limited on its own, by its hash. */
+  'TOLLGATE_UNPARSED_IP',
   /** The key function returned nothing: the request was limited by its client IP. */
   'TOLLGATE_MISSING_KEY',
   /** The store failed (an error other than its being unavailable); the request took the fallback. */
@@ -38,6 +40,8 @@ export const WARNING_CODES = [
   'TOLLGATE_CREATED_IN_HANDLER',
   /** A limiter in dry run would have refused requests, and let them through. */
   'TOLLGATE_DRY_RUN_LIMITED',
+  /** Fastify: a route was added before the plugin had loaded; a hook of the app limits it instead. */
+  'TOLLGATE_ROUTE_NOT_SEEN',
 ] as const;
 
 /** The code of one of Tollgate's warnings: one of {@link WARNING_CODES}. */

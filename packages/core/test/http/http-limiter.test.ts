@@ -1,5 +1,6 @@
 import { parseList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
+import { ClientAddressError } from '../../src/http/client-address-error.js';
 import { createHttpLimiter } from '../../src/http/http-limiter.js';
 import type { RateLimitOptions } from '../../src/http/options.js';
 import type { RateLimitInfo, RateLimitOutcome } from '../../src/http/outcome.js';
@@ -355,16 +356,21 @@ describe('rejection', () => {
   });
 });
 
+const NO_ADDRESS =
+  'the framework gave no client IP and the key function no identity, so the request was refused with an ' +
+  'error: give a key function for such requests (a unix socket has no client IP), or check trust proxy';
+
 describe('requests without a key', () => {
-  it('limits requests without an IP together under one bucket and warns TOLLGATE_MISSING_IP once', async () => {
+  it('refuses requests with neither an identity nor an IP with a ClientAddressError, never one shared bucket', async () => {
     const { limiter, warnings } = setup();
-    expect((await limiter.check({})).kind).toBe('allowed');
-    expect((await limiter.check({ socketIp: '10.0.0.1' })).kind).toBe('allowed');
-    expect((await limiter.check({})).kind).toBe('limited');
+    for (let i = 0; i < 4; i++) {
+      await expect(limiter.check({ socketIp: '10.0.0.1' })).rejects.toMatchObject({
+        name: 'ClientAddressError',
+        code: 'TOLLGATE_NO_CLIENT_ADDRESS',
+      });
+    }
     expect((await limiter.check(CLIENT)).kind).toBe('allowed');
-    expect(warnings).toEqual([
-      '[TOLLGATE_MISSING_IP] the framework gave no valid client IP; such requests share one bucket',
-    ]);
+    expect(warnings).toEqual([`[TOLLGATE_MISSING_IP] ${NO_ADDRESS}`]);
   });
 
   it('limits requests the key function found nothing for by client IP, and warns TOLLGATE_MISSING_KEY once', async () => {
@@ -442,8 +448,14 @@ describe('proxy setup warning', () => {
 describe('warning switches', () => {
   it('logs no warning and no store error with warnings: false', async () => {
     const { limiter, warnings, errors } = setup({ warnings: false });
-    await limiter.check({ socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '198.51.100.9' } });
+    await limiter.check({
+      ip: '10.0.0.2',
+      socketIp: '10.0.0.2',
+      headers: { 'x-forwarded-for': '198.51.100.9' },
+    });
     await limiter.check({ ip: '10.0.0.2', socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '1.2.3.4' } });
+    await limiter.check({ ip: 'garbage' });
+    await expect(limiter.check({})).rejects.toThrow(ClientAddressError);
     const failing = setup({ warnings: false, store: failingStore(new Error('down')) });
     expect((await failing.limiter.check(CLIENT)).kind).toBe('allowed');
     expect([...warnings, ...errors, ...failing.warnings, ...failing.errors]).toEqual([]);
@@ -454,10 +466,8 @@ describe('warning switches', () => {
       warnings: { TOLLGATE_UNTRUSTED_FORWARDED_FOR: false, TOLLGATE_MISSING_KEY: true },
     });
     await limiter.check({ ip: '10.0.0.2', socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '1.2.3.4' } });
-    await limiter.check({});
-    expect(warnings).toEqual([
-      '[TOLLGATE_MISSING_IP] the framework gave no valid client IP; such requests share one bucket',
-    ]);
+    await expect(limiter.check({})).rejects.toThrow(ClientAddressError);
+    expect(warnings).toEqual([`[TOLLGATE_MISSING_IP] ${NO_ADDRESS}`]);
   });
 
   it('switches off store errors by code', async () => {

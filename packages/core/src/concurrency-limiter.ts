@@ -12,7 +12,7 @@ import { insuranceSettings } from './insurance.js';
 import type { OnStoreError, StoreErrorAction } from './limiter.js';
 import type { LeaseRequest, LeaseResult, Store } from './store.js';
 import { MemoryStore } from './stores/memory/memory-store.js';
-import { positiveWholeNumber } from './value-checks.js';
+import { ownOptions, positiveWholeNumber } from './value-checks.js';
 
 /** Options of {@link createConcurrencyLimiter}. */
 export interface ConcurrencyLimiterOptions {
@@ -77,10 +77,12 @@ type LeaseStore = Store & { lease(request: LeaseRequest): Promise<LeaseResult> }
  * if (!acquired) return tooManyUploads();
  * try { await receiveUpload(); } finally { await lease?.release(); }
  */
-export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): ConcurrencyLimiter {
-  if (typeof options !== 'object' || options === null) {
+export function createConcurrencyLimiter(givenOptions: ConcurrencyLimiterOptions): ConcurrencyLimiter {
+  if (typeof givenOptions !== 'object' || givenOptions === null) {
     throw new TypeError('createConcurrencyLimiter needs options like { limit: 10 }');
   }
+  // Own fields only: an option not given takes its default, whatever `Object.prototype` holds.
+  const options = ownOptions(givenOptions);
   const limit = positiveWholeNumber(options.limit, 'limit');
   const store = (options.store ?? new MemoryStore()) as LeaseStore;
   if (typeof store.lease !== 'function') {

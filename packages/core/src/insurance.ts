@@ -9,7 +9,7 @@ import { type ResolvedPolicy, resolvePolicies } from './policy.js';
 import type { BucketMode } from './store.js';
 import { MemoryStore } from './stores/memory/memory-store.js';
 import { rejectUnknownNames } from './unknown-names.js';
-import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
+import { isSettingsObject, ownOptions, positiveWholeNumber } from './value-checks.js';
 
 /** Options of the insurance limiter. */
 export interface InsuranceOptions {
@@ -32,7 +32,8 @@ export interface InsuranceOptions {
 export function insuranceSettings(options: unknown, what: string): Required<InsuranceOptions> {
   if (!isSettingsObject(options)) throw new TypeError(`${what} must be an object like { instances: 4 }`);
   rejectUnknownNames(options, ['instances', 'maxKeys'], new Map(), `${what} has an unknown field`);
-  const { instances = 1, maxKeys = 100_000 } = options;
+  // Own fields only: a default is the default, whatever `Object.prototype` holds.
+  const { instances = 1, maxKeys = 100_000 } = ownOptions(options);
   return {
     instances: positiveWholeNumber(instances, `${what}.instances`),
     maxKeys: positiveWholeNumber(maxKeys, `${what}.maxKeys`),

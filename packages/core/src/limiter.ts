@@ -13,7 +13,7 @@ import { type Policy, type ResolvedPolicy, resolvePolicies } from './policy.js';
 import type { BucketMode, Store } from './store.js';
 import { decideAtOnce, MemoryStore } from './stores/memory/memory-store.js';
 import { rejectUnknownNames } from './unknown-names.js';
-import { isSettingsObject, positiveWholeNumber } from './value-checks.js';
+import { isSettingsObject, ownOptions, positiveWholeNumber } from './value-checks.js';
 
 /**
  * What a check does when the store fails (down, silent past `timeout`, erroring):
@@ -138,10 +138,13 @@ const STORE_ERROR_ACTIONS: readonly StoreErrorAction[] = ['insurance', 'throw'];
  * const decision = await limiter.consume(`user:${userId}`);
  * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
  */
-export function createLimiter(options: LimiterOptions): Limiter {
-  if (typeof options !== 'object' || options === null) {
+export function createLimiter(givenOptions: LimiterOptions): Limiter {
+  if (typeof givenOptions !== 'object' || givenOptions === null) {
     throw new TypeError("createLimiter needs options like { policies: { limit: 100, window: '1m' } }");
   }
+  // Own fields only: an option not given is not given, whatever `Object.prototype` holds (a `ban` there
+  // would ban every client; an `insurance` or `denyCache`, change how outages are answered).
+  const options = ownOptions(givenOptions);
   const policies = resolvePolicies(options.policies);
   const store = options.store ?? new MemoryStore();
   if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
@@ -222,12 +225,20 @@ export function createLimiter(options: LimiterOptions): Limiter {
   return {
     policies,
     insurancePolicies: insurance.policies,
-    consume: (key, opts) => run(key, opts?.cost, 'consume', opts?.onStoreError ?? onStoreError, opts?.dryRun),
-    peek: (key, opts) => run(key, opts?.cost, 'peek', opts?.onStoreError ?? onStoreError),
+    consume: (key, opts) =>
+      run(
+        key,
+        ownField(opts, 'cost'),
+        'consume',
+        ownField(opts, 'onStoreError') ?? onStoreError,
+        ownField(opts, 'dryRun'),
+      ),
+    peek: (key, opts) =>
+      run(key, ownField(opts, 'cost'), 'peek', ownField(opts, 'onStoreError') ?? onStoreError),
     async refund(key, cost, refundOptions) {
       // A degraded decision was charged in this process only: giving it back to the store would hand
       // out tokens the store never took.
-      if (refundOptions?.degraded === true) {
+      if (ownField(refundOptions, 'degraded') === true) {
         await insurance.decide(bucketOwner(namespace, key), costOf(cost), 'refund');
         return;
       }
@@ -261,9 +272,20 @@ export function banRule(options: unknown, what: string): BanRule | undefined {
   if (!isSettingsObject(options))
     throw new TypeError(`${what} must be an object like { after: 5, duration: '15m' }`);
   rejectUnknownNames(options, ['after', 'duration'], new Map(), `${what} has an unknown field`);
-  const after = positiveWholeNumber(options.after, `${what}.after`);
-  const durationMs = parseDuration(options.duration as Duration, `${what}.duration`);
+  const { after: givenAfter, duration } = ownOptions(options);
+  const after = positiveWholeNumber(givenAfter, `${what}.after`);
+  const durationMs = parseDuration(duration as Duration, `${what}.duration`);
   return Object.freeze({ after, durationMs });
+}
+
+/**
+ * A field of a call's options if the caller set it: options are made per call, so they are not copied,
+ * and `Object.hasOwn` keeps `Object.prototype.dryRun` or `.onStoreError` from deciding for every call.
+ */
+function ownField<O extends object, F extends keyof O>(options: O | undefined, field: F): O[F] | undefined {
+  return typeof options === 'object' && options !== null && Object.hasOwn(options, field)
+    ? options[field]
+    : undefined;
 }
 
 /** Our own checks' errors (a bad key, cost or clock) are the caller's bugs, not a store failure. */
@@ -293,7 +315,7 @@ function denyCacheFor(
   option: LimiterOptions['denyCache'],
   countsRefusals: boolean,
 ): DenyCache | undefined {
-  const settings = denyCacheSettings(option ?? {}, 'denyCache');
+  const settings = denyCacheSettings(ownOptions(option ?? {}), 'denyCache');
   if (settings === false || store.local === true) return undefined;
   return new DenyCache(policies, settings.maxKeys, store.clock, countsRefusals);
 }

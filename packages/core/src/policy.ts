@@ -3,7 +3,7 @@ import type { AlgorithmName } from './algorithms/registry.js';
 import { ALGORITHM_NAMES, ALGORITHMS } from './algorithms/registry.js';
 import { type Duration, formatDuration, parseDuration } from './duration.js';
 import { closestName, type NameHint, rejectUnknownNames } from './unknown-names.js';
-import { describeValue, isSettingsObject, positiveWholeNumber } from './value-checks.js';
+import { describeValue, isSettingsObject, ownOptions, positiveWholeNumber } from './value-checks.js';
 
 /**
  * A limit, as people speak it: `{ limit: 100, window: '1m' }` is, by default, a bucket of 100 tokens
@@ -113,7 +113,14 @@ function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
     throw new TypeError(`${where} must be an object like { limit: 100, window: '1m' }`);
   }
   rejectUnknownNames(policy, POLICY_FIELDS, PEER_FIELDS, `${where} has an unknown field`);
-  const { limit: givenLimit, window, burst, name: givenName, algorithm = 'token-bucket' } = policy;
+  // Own fields only: a `burst` on `Object.prototype` must not size every bucket that has none.
+  const {
+    limit: givenLimit,
+    window,
+    burst,
+    name: givenName,
+    algorithm = 'token-bucket',
+  } = ownOptions(policy);
   const limit = positiveWholeNumber(givenLimit, `${where}.limit`);
   const windowMs = parseDuration(window as Duration, `${where}.window`);
   const capacity = burst === undefined ? limit : positiveWholeNumber(burst, `${where}.burst`);

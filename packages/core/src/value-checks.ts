@@ -1,4 +1,7 @@
-/** Checks of single values shared by options and policies: each throws a `TypeError` naming the value. */
+/**
+ * Checks of single values shared by options and policies: each throws a `TypeError` naming the value.
+ * Also where option objects are taken in: {@link ownOptions}.
+ */
 
 /**
  * `value` if it is a positive whole number (a safe integer), else a `TypeError` naming `what`.
@@ -22,6 +25,30 @@ export function positiveWholeNumber(value: unknown, what: string): number {
  */
 export function isSettingsObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A settings object as its owner wrote it: a shallow copy with no prototype, holding only the object's
+ * own enumerable string-keyed properties. Anything else (`undefined`, `false`, a function, an array, a
+ * string) is returned as it is.
+ *
+ * Options are read through this once, where they enter the core: a read of a name the caller did not set
+ * then finds nothing, rather than whatever another library's bug put on `Object.prototype`
+ * (`Object.prototype.skip = () => true` would otherwise switch limiting off in every app of the process).
+ * Values are not copied: a store, a logger or a key function keeps its own prototype and methods.
+ *
+ * @example
+ * const options = ownOptions(Object.assign(Object.create({ skip: () => true }), { limit: 5 }));
+ * options.limit; // 5
+ * options.skip; // undefined
+ */
+export function ownOptions<T>(value: T): T {
+  if (!isSettingsObject(value)) return value;
+  const own: Record<string, unknown> = Object.create(null);
+  // `Object.keys` lists own enumerable string keys only; an own `__proto__` key (from JSON.parse, say)
+  // is a plain property of a null-prototype object, so it is copied as data and rejected as unknown.
+  for (const name of Object.keys(value)) own[name] = value[name];
+  return own as T;
 }
 
 /**

@@ -136,7 +136,8 @@ const fastifyResponses: ResponseAccess<FastifyRequest, FastifyReply> = {
 
 const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify, options) => {
   // Own properties only: a polluted Object.prototype must not switch limiting off.
-  const { global: globalOption, hook: hookOption, ...base } = options;
+  const { global: globalOption, hook: hookOption, ...rest } = options;
+  const base: Partial<FastifyRateLimitOptions> = Object.setPrototypeOf(rest, null);
   const global = Object.hasOwn(options, 'global') ? globalOption : true;
   const hook = Object.hasOwn(options, 'hook') ? hookOption : 'onRequest';
   if (typeof global !== 'boolean') throw new TypeError('@tollgate/fastify: global must be true or false');

@@ -9,7 +9,7 @@ import type { InsuranceOptions } from '../insurance.js';
 import type { Store } from '../store.js';
 import { StoreUnavailableError } from '../store-error.js';
 import { rejectUnknownNames } from '../unknown-names.js';
-import { isSettingsObject } from '../value-checks.js';
+import { isSettingsObject, ownOptions } from '../value-checks.js';
 import type { AdapterSettings, StoreFailureAnswer } from './options.js';
 import type { ConcurrencyOutcome } from './outcome.js';
 import { PROBLEM_JSON, QUOTA_EXCEEDED_TYPE } from './problem.js';
@@ -75,11 +75,12 @@ const SKIPPED: ConcurrencyOutcome = Object.freeze({ kind: 'skipped' });
  * if (outcome.kind === 'acquired') res.once('close', outcome.release);
  */
 export function createHttpConcurrencyLimiter<Req>(
-  options: ConcurrencyLimitOptions<Req>,
+  given: ConcurrencyLimitOptions<Req>,
   access: RequestAccess<Req>,
   settings: AdapterSettings,
 ): HttpConcurrencyLimiter<Req> {
   const where = settings.adapter;
+  const options = ownOptions(given);
   if (!isSettingsObject(options))
     throw new TypeError(`${where}: concurrencyLimit needs options like { limit: 2 }`);
   rejectUnknownNames(options, OPTION_NAMES, new Map(), `${where}: unknown concurrencyLimit option`);

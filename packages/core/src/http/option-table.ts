@@ -9,7 +9,7 @@ import { type Policy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
 import { closestName, rejectUnknownNames } from '../unknown-names.js';
-import { isSettingsObject, positiveWholeNumber } from '../value-checks.js';
+import { isSettingsObject, ownOptions, positiveWholeNumber } from '../value-checks.js';
 import { type AllowList, allowListOption } from './allow-list.js';
 import type { RateLimitCallback } from './callbacks.js';
 import { ALLOWED_ANSWER_HEADERS, headersSwitchedOff, LIMITED_ANSWER_HEADERS } from './header-switches.js';
@@ -120,7 +120,8 @@ function warningSwitches(value: unknown, { what }: OptionSite): WarningSwitches 
       throw new TypeError(`${what}.${warning} must be true or false; got ${String(on)}`);
     }
   }
-  return value;
+  // A code not named is on: the copy keeps one on `Object.prototype` from switching it off.
+  return ownOptions(value);
 }
 
 function positiveCost(value: unknown, { what }: OptionSite): PerRequest<unknown, number> {
@@ -176,8 +177,11 @@ export const OPTION_TABLE = {
     type: '`Policy | Policy[]`',
     default: 'none',
     check(value, { settings }): Policy | readonly Policy[] | undefined {
-      if (value !== undefined) resolvePoliciesFor(value, `${settings.adapter}: `);
-      return value as Policy | readonly Policy[] | undefined;
+      if (value === undefined) return undefined;
+      // Own copies: the limiters built from them later read no field from a prototype (or a later edit).
+      const own = Array.isArray(value) ? Object.freeze(Array.from(value, ownOptions)) : ownOptions(value);
+      resolvePoliciesFor(own, `${settings.adapter}: `);
+      return own as Policy | readonly Policy[];
     },
   },
   ban: {
@@ -186,7 +190,7 @@ export const OPTION_TABLE = {
     default: 'none',
     check(value, { what }): BanOptions | undefined {
       banRule(value, what);
-      return value as BanOptions | undefined;
+      return ownOptions(value) as BanOptions | undefined;
     },
   },
   store: {
@@ -376,7 +380,7 @@ export const OPTION_TABLE = {
     type: '`false` or `{ maxKeys?: number }`',
     default: '`{ maxKeys: 10_000 }` (none before a `MemoryStore`)',
     check: (value, { what }): false | DenyCacheOptions | undefined =>
-      value === undefined ? undefined : denyCacheSettings(value, what),
+      value === undefined ? undefined : denyCacheSettings(ownOptions(value), what),
   },
   failOpen: {
     doc: "the older spelling of `onStoreError`: `true` is `'allow'`, `false` is `'deny'`",

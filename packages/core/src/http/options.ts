@@ -8,7 +8,7 @@ import type { BanOptions } from '../limiter.js';
 import { type Policy, type ResolvedPolicy, resolvePoliciesFor } from '../policy.js';
 import type { Store } from '../store.js';
 import { rejectUnknownNames } from '../unknown-names.js';
-import { isSettingsObject } from '../value-checks.js';
+import { isSettingsObject, ownOptions } from '../value-checks.js';
 import type { AllowList } from './allow-list.js';
 import type { RateLimitCallback } from './callbacks.js';
 import type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from './header-switches.js';
@@ -56,6 +56,12 @@ export interface RateLimitOptions<Req, Res = unknown> {
   /**
    * Tokens per `window`; may be a function of the request for per-plan limits. `0` refuses every request
    * with a 429 (no `Retry-After`: no wait will do), without asking the store. Default: `100`.
+   *
+   * A function may return any number of distinct limits (per customer, from a database, say). A limiter
+   * is kept in memory for each of the last 1,000 distinct limits used (2–3 KB each); one used less
+   * recently is let go and built again when its limit comes back, finding its clients' buckets in the
+   * store as they were. Only the insurance limiter's per-process counts of a limit let go start over.
+   * `resetKey` reaches the buckets of the kept limits and of the last 10,000 let go.
    */
   limit?: PerRequest<Req, number>;
   /** The window: ms or `'15s'`, `'10 seconds'`, `'2 minutes'`, `'1h'`, … Default: `'1m'`. */
@@ -195,13 +201,21 @@ export type ResolvedRateLimitOptions<Req> = Omit<
     | ((error: unknown, request: Req) => StoreFailureAnswer | Promise<StoreFailureAnswer>);
   /** The policies when they are the same for every request. */
   readonly policies: Policy | readonly Policy[] | undefined;
-  /** Otherwise, the policy of a request (`limit` given as a function). */
-  readonly policyOf: ((request: Req) => Promise<Policy>) | undefined;
+  /** Otherwise (`limit` given as a function), how a request's policy is found. */
+  readonly perRequestPolicy: PerRequestPolicy<Req> | undefined;
   /** The given name, or one derived from the policies. */
   readonly name: string;
   /** `timeout` in milliseconds; `undefined` for no limit. */
   readonly timeoutMs: number | undefined;
 };
+
+/** The policy of each request when `limit` is a function of the request. */
+export interface PerRequestPolicy<Req> {
+  /** The request's limit, as the function returned it, checked: a whole number, 0 to refuse every request. */
+  readonly limitOf: (request: Req) => Promise<number>;
+  /** The policy of a limit: it with the static `window`, `burst` and `algorithm`. Built once per limit seen. */
+  readonly policyFor: (limit: number) => Policy;
+}
 
 /** What an adapter tells the core about itself: its name for messages, and defaults it knows better. */
 export interface AdapterSettings {
@@ -235,14 +249,17 @@ const defaultNamesGiven = new Map<string, number>();
  */
 export function resolveRateLimitOptions<Req, Res = unknown>(
   options: RateLimitOptions<Req, Res>,
-  settings: AdapterSettings,
+  adapterSettings: AdapterSettings,
 ): ResolvedRateLimitOptions<Req> {
+  // Both copied once, here: no read of an option, now or per request, can reach `Object.prototype`.
+  const settings = ownOptions(adapterSettings);
   const prefix = settings.adapter;
   if (!isSettingsObject(options)) {
     throw new TypeError(`${prefix}: options must be an object like { limit: 100, window: '1m' }`);
   }
-  rejectUnknownNames(options, OPTION_NAMES, PEER_OPTIONS, `${prefix}: unknown option`);
-  const checked = checkEach(options, settings);
+  const own = ownOptions(options);
+  rejectUnknownNames(own, OPTION_NAMES, PEER_OPTIONS, `${prefix}: unknown option`);
+  const checked = checkEach(own, settings);
   checkCombinations(checked, prefix);
   const {
     limit = DEFAULT_LIMIT,
@@ -266,20 +283,22 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
     (isZeroLimit(staticPolicies)
       ? [resolveZeroLimit(staticPolicies, `${prefix}: `)]
       : resolvePoliciesFor(staticPolicies, `${prefix}: `));
-  return {
+  return ownOptions({
     ...rest,
     policies: staticPolicies,
-    policyOf:
+    perRequestPolicy:
       typeof limit === 'function' ? policyOfRequest(limit, { window, burst, algorithm }, prefix) : undefined,
     name: name ?? defaultName(resolved, [window, burst, algorithm], settings),
     timeoutMs: timeout,
     onStoreError: onStoreError ?? (failOpen === undefined ? 'insurance' : failOpen ? 'allow' : 'deny'),
-  };
+  });
 }
 
 /**
  * The policy of a request when `limit` is a function: its result, with the static `window` and `burst`.
  * A plan whose limit is 0 is refused every request, whatever `burst` says (it is sized for the others).
+ * Only a number is taken from the function, so nothing it returns is read for fields; the policy is
+ * built here, without a prototype, and only for a limit not seen lately (see `limit`).
  */
 function policyOfRequest<Req>(
   limit: (request: Req) => number | Promise<number>,
@@ -289,20 +308,21 @@ function policyOfRequest<Req>(
     algorithm,
   }: { window: number; burst: number | undefined; algorithm: AlgorithmName | undefined },
   prefix: string,
-): (request: Req) => Promise<Policy> {
-  return async (request) => {
-    const limitOfRequest = limitOrZero(await limit(request), `${prefix}: limit`);
-    return definedOnly({
-      limit: limitOfRequest,
-      window,
-      burst: limitOfRequest === 0 ? undefined : burst,
-      algorithm,
-    }) as Policy;
+): PerRequestPolicy<Req> {
+  return {
+    limitOf: async (request) => limitOrZero(await limit(request), `${prefix}: limit`),
+    policyFor: (limitOfRequest) =>
+      definedOnly({
+        limit: limitOfRequest,
+        window,
+        burst: limitOfRequest === 0 ? undefined : burst,
+        algorithm,
+      }) as Policy,
   };
 }
 
 function checkEach(options: Record<string, unknown>, settings: AdapterSettings): CheckedOptions {
-  const checked: Partial<Record<OptionName, unknown>> = {};
+  const checked: Partial<Record<OptionName, unknown>> = Object.create(null);
   for (const name of OPTION_NAMES) {
     checked[name] = OPTION_TABLE[name].check(options[name], {
       what: `${settings.adapter}: ${name}`,
@@ -354,7 +374,12 @@ function defaultName(
   return given === 1 ? base : `${base}-${given}`;
 }
 
-/** The object without its `undefined` members (for `exactOptionalPropertyTypes`). */
+/**
+ * The object without its `undefined` members (for `exactOptionalPropertyTypes`), and without a prototype:
+ * a policy built here has no `burst` unless it was given one, whatever `Object.prototype` holds.
+ */
 function definedOnly<T extends object>(object: T): Partial<T> {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>;
+  return ownOptions(
+    Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>,
+  );
 }

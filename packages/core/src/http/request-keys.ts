@@ -1,5 +1,6 @@
 /** Who is limited: key functions that turn a request into an identity, the same in every framework. */
 import { checkHmacKey, hashIdentity } from '../identity.js';
+import { ownOptions } from '../value-checks.js';
 import { addressIdentity, DEFAULT_IPV6_SUBNET } from './client-ip.js';
 
 /**
@@ -53,7 +54,7 @@ export interface ByIpOptions {
  * rateLimit({ limit: 100, window: '1m', key: byIp({ ipv6Subnet: 64 }) });
  */
 export function byIp<Req = unknown>(options: ByIpOptions = {}): KeyFunction<Req> {
-  const { ipv6Subnet = DEFAULT_IPV6_SUBNET } = options;
+  const { ipv6Subnet = DEFAULT_IPV6_SUBNET } = ownOptions(options);
   if (ipv6Subnet !== false && (!Number.isInteger(ipv6Subnet) || ipv6Subnet < 1 || ipv6Subnet > 128)) {
     throw new TypeError(
       `byIp ipv6Subnet must be a whole number from 1 to 128, or false; got ${String(ipv6Subnet)}`,
@@ -107,7 +108,7 @@ export interface ByApiKeyOptions<Req = unknown> {
  * rateLimit({ limit: 1000, window: '1h', key: firstOf(byApiKey({ verify }), byIp()) });
  */
 export function byApiKey<Req = unknown>(options: ByApiKeyOptions<Req>): KeyFunction<Req> {
-  const { header = 'x-api-key', verify, hmacKey } = options ?? ({} as ByApiKeyOptions<Req>);
+  const { header = 'x-api-key', verify, hmacKey } = ownOptions(options ?? ({} as ByApiKeyOptions<Req>));
   if (typeof verify !== 'function') {
     throw new TypeError(
       'byApiKey needs { verify }: a function that returns true for keys the app issued. Without it every ' +

@@ -1,5 +1,5 @@
 /** Per-route options in frameworks that have them (Fastify): merged over the app's, checked early. */
-import { describeValue, isSettingsObject } from '../value-checks.js';
+import { describeValue, isSettingsObject, ownOptions } from '../value-checks.js';
 import { type AdapterSettings, type RateLimitOptions, resolveRateLimitOptions } from './options.js';
 
 /**
@@ -34,17 +34,20 @@ export function mergeRateLimitOptions<O extends RateLimitOptions<never, never>>(
 ): Partial<O> | false {
   if (override === false) return false;
   const { name: _notInherited, ...inherited } = base;
-  if (override === undefined) return inherited as Partial<O>;
+  if (override === undefined) return ownOptions(inherited) as Partial<O>;
   if (!isSettingsObject(override)) {
     throw new TypeError(
       `${where} must be options like { limit: 10, window: '1s' }, or false; got ${describeValue(override)}`,
     );
   }
+  // What the route set is what it holds itself: `in` would find a `limit` on `Object.prototype` too.
+  const sets = (option: string) => Object.hasOwn(override, option);
   const dropped = new Set<string>();
-  if ('policies' in override)
-    for (const option of ['limit', 'window', 'burst', 'algorithm']) dropped.add(option);
-  if (['limit', 'window', 'burst', 'algorithm'].some((option) => option in override)) dropped.add('policies');
-  if ('limit' in override) dropped.add('burst');
+  if (sets('policies')) for (const option of ['limit', 'window', 'burst', 'algorithm']) dropped.add(option);
+  if (['limit', 'window', 'burst', 'algorithm'].some(sets)) dropped.add('policies');
+  if (sets('limit')) dropped.add('burst');
   const kept = Object.entries(inherited).filter(([option]) => !dropped.has(option));
-  return { ...Object.fromEntries(kept), ...override } as Partial<O>;
+  // Spreads copy own fields only; the copy without a prototype keeps the adapter's reads of the merge
+  // (Fastify's `hook`, `handler`) from finding what the route did not set on `Object.prototype`.
+  return ownOptions({ ...Object.fromEntries(kept), ...override }) as Partial<O>;
 }

@@ -142,21 +142,25 @@ function formsOf(raw: string, core: string, identity: string) {
 }
 
 const SEEDS = [1, 2, 3, 0xdecaf, 20_240_601];
-const PER_SEED = 2_500;
+const PER_SEED = 1_500;
 
 describe('client-IP parsing agrees with ipaddr.js', () => {
   it.each(SEEDS)('on addresses of every form, seed %i', (seed) => {
     const random = seededRandom(seed);
     const seen = new Set<string>();
+    // Each mismatch names its input, so a failure says what to replay; one expect for them all.
+    const mismatches: unknown[] = [];
     for (let i = 0; i < PER_SEED; i++) {
       const { raw, core } = forwardedForm(random);
       const subnet = pick(random, [false, 1, 36, 48, 56, 64, 100, 127, 128] as const);
       const expected = expectedIdentity(core, subnet);
-      // One message per mismatch, naming the input, so a failure says what to replay.
-      expect({ raw, subnet, identity: ipIdentity(raw, subnet) }).toEqual({ raw, subnet, identity: expected });
-      expect(addressIdentity(raw, subnet)).toBe(expected);
+      const identity = ipIdentity(raw, subnet);
+      const address = addressIdentity(raw, subnet);
+      if (identity !== expected || address !== expected)
+        mismatches.push({ raw, subnet, identity, address, expected });
       for (const [form, present] of Object.entries(formsOf(raw, core, expected))) if (present) seen.add(form);
     }
+    expect(mismatches).toEqual([]);
     // The generator itself is checked: every form it is meant to make, it made.
     expect([...seen].sort()).toEqual(Object.keys(formsOf('', '', '')).sort());
   });
@@ -170,18 +174,20 @@ describe('client-IP parsing agrees with ipaddr.js', () => {
       (text) => text.replace(/[\da-f]+$/i, 'g'),
       (text) => `:${text.replace(/^::/, '1::')}`,
     ];
+    const accepted: string[] = [];
     for (let i = 0; i < PER_SEED / 4; i++) {
       const text = spellIPv6(random, ipv6Groups(random)).replace(/\d+\.\d+\.\d+\.\d+$/, '1:2');
       const broken = pick(random, breakers)(text);
       if (ipaddr.IPv6.isValid(broken)) continue; // the breaker happened to make a valid address
-      expect({ broken, identity: ipIdentity(broken, 56) }).toEqual({ broken, identity: undefined });
+      if (ipIdentity(broken, 56) !== undefined) accepted.push(broken);
     }
     for (let i = 0; i < PER_SEED / 4; i++) {
       const octets = ipv4Text(random).split('.');
       octets[below(random, 4)] = String(256 + below(random, 1000));
       const broken = octets.join('.');
-      expect(ipaddr.IPv4.isValidFourPartDecimal(broken)).toBe(false);
-      expect({ broken, identity: ipIdentity(broken, 56) }).toEqual({ broken, identity: undefined });
+      if (ipaddr.IPv4.isValidFourPartDecimal(broken)) throw new Error(`the breaker made a valid ${broken}`);
+      if (ipIdentity(broken, 56) !== undefined) accepted.push(broken);
     }
+    expect(accepted).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import { publishBreakerClose, publishBreakerOpen } from '../../diagnostics/publi
 import { type Duration, parseDuration } from '../../duration.js';
 import type { Logger, WarningSwitches, Warnings } from '../../http/warnings.js';
 import type { Store } from '../../store.js';
+import { ownOptions } from '../../value-checks.js';
 import { adaptRedisClient } from './adapt-client.js';
 import { type BreakerSettings, CircuitBreaker } from './breaker.js';
 import type { RedisClientAdapter, RedisClientLike } from './redis-client.js';
@@ -47,6 +48,7 @@ export interface ResolvedRedisStoreOptions {
 
 /** Checks the options once, at construction; throws a `TypeError` naming the option. */
 export function resolveRedisStoreOptions(options: RedisStoreOptions): ResolvedRedisStoreOptions {
+  // Own fields only: an option not given takes its default, whatever `Object.prototype` holds.
   const {
     client,
     prefix = 'tollgate:',
@@ -54,7 +56,7 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions): ResolvedRe
     breaker = {},
     logger = console,
     warnings = true,
-  } = options ?? ({} as RedisStoreOptions);
+  } = ownOptions(options ?? ({} as RedisStoreOptions));
   const adapter = adaptRedisClient(client);
   if (adapter === undefined) {
     throw new TypeError(
@@ -70,7 +72,14 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions): ResolvedRe
   if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function') {
     throw new TypeError('RedisStore logger must have warn and error methods');
   }
-  return { adapter, prefix, clock, logger, warnings, breaker: breakerSettings(breaker) };
+  return {
+    adapter,
+    prefix,
+    clock,
+    logger,
+    warnings: ownOptions(warnings),
+    breaker: breakerSettings(ownOptions(breaker)),
+  };
 }
 
 /**

@@ -16,7 +16,16 @@ const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const PACKAGES = ['core', 'express', 'fastify', 'koa', 'otel'] as const;
 
-const KEY_HELPERS = ['MemoryStore', 'RateLimitError', 'RedisStore', 'byApiKey', 'byIp', 'byUser', 'firstOf'];
+const KEY_HELPERS = [
+  'ClientAddressError',
+  'MemoryStore',
+  'RateLimitError',
+  'RedisStore',
+  'byApiKey',
+  'byIp',
+  'byUser',
+  'firstOf',
+];
 const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
   core: [
     ...KEY_HELPERS,
@@ -30,6 +39,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'STORE_ERROR_CHANNEL',
     'StoreUnavailableError',
     'costExceedsCapacityProblem',
+    'concurrencyLifecycle',
     'createHttpLimiter',
     'createConcurrencyLimiter',
     'createHttpConcurrencyLimiter',
@@ -40,6 +50,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'parseDuration',
     'problemDetails',
     'quotaExceededProblem',
+    'rateLimitLifecycle',
     'stackHeaders',
     'subscribeTollgate',
     'validateInheritedOptions',

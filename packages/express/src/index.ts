@@ -155,6 +155,7 @@ export {
   byApiKey,
   byIp,
   byUser,
+  ClientAddressError,
   firstOf,
   MemoryStore,
   RateLimitError,

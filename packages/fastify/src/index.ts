@@ -356,6 +356,7 @@ export {
   byApiKey,
   byIp,
   byUser,
+  ClientAddressError,
   firstOf,
   MemoryStore,
   RateLimitError,

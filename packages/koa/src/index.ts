@@ -145,6 +145,7 @@ export {
   byApiKey,
   byIp,
   byUser,
+  ClientAddressError,
   firstOf,
   MemoryStore,
   RateLimitError,

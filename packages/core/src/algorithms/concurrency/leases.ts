@@ -31,6 +31,16 @@ export function acquireLease(
   return { applied: true, held: leases.size };
 }
 
+/**
+ * When the last of `leases` ends, in ms since the epoch: after it the key holds nothing and can go (the
+ * Redis script's `PEXPIRE`). A store that must forget a key early forgets the one ending soonest.
+ */
+export function lastLeaseEndsAtMs(leases: Leases): number {
+  let endsAtMs = Number.NEGATIVE_INFINITY;
+  for (const expiresAtMs of leases.values()) if (expiresAtMs > endsAtMs) endsAtMs = expiresAtMs;
+  return endsAtMs;
+}
+
 /** Ends a lease; ending one that already ended (released, or expired) changes nothing. */
 export function releaseLease(leases: Leases, id: string, nowMs: number): LeaseOutcome {
   dropExpired(leases, nowMs);

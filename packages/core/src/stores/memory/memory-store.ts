@@ -1,20 +1,36 @@
 /** Buckets in this process's memory: the default store, for one server, for tests, and as insurance. */
 
 import type { BanRule } from '../../algorithms/ban/ban.js';
-import { acquireLease, type Leases, releaseLease } from '../../algorithms/concurrency/leases.js';
 import { policyStates, type Settled, settlePolicies, stateFieldCount } from '../../algorithms/settle.js';
 import { type Decision, decideFields } from '../../decision.js';
 import type { ResolvedPolicy } from '../../policy.js';
 import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../store.js';
 import { policySetKey } from '../policy-set-key.js';
 import { EvictionHeap } from './eviction-heap.js';
+import { refusesAgain } from './exhausted.js';
+import { LeaseTable } from './lease-table.js';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * The most keys kept (one per identity and set of policies, holding all of its buckets). When full,
-   * the key soonest idle is forgotten (buckets full again, windows over): an idle one if there is one
-   * (that changes nothing), else the one closest to it. Default: `100_000`.
+   * The most keys kept for rate limits (one per identity and set of policies, holding all of its
+   * buckets), and, apart from those, the most keys holding leases for concurrency limits: two budgets, so
+   * that a flood of one kind never pushes out the other. Default: `100_000` (of each).
+   *
+   * Rate limits: when full, a new key takes the place of an idle one (buckets full again, windows over:
+   * forgetting it changes nothing) if there is one, else of the one soonest idle among those that would
+   * admit a request. A key that is refusing requests (it would refuse the same request again, or is
+   * banned) is forgotten only when every key is: a flood of made-up names must never hand an attacker's
+   * exhausted window its attempts back. Then the exhausted key soonest idle goes.
+   *
+   * Leases: keys whose leases have all ended go first. When every key still holds a live lease, a new key
+   * takes the place of the one whose last lease ends soonest (one below its limit, if any is): that client
+   * may briefly run up to twice its limit at once, until its old leases end. A new key is never refused
+   * instead: then a flood of made-up identities holding one lease each would lock every new client out for
+   * as long as it lasts, where evicting costs one client an overrun, and only after `maxKeys` newer keys.
+   *
+   * @example
+   * new MemoryStore({ maxKeys: 10_000 }); // 10k rate-limit keys, and 10k keys holding leases
    */
   maxKeys?: number;
   /** The clock, in ms since the epoch. Default: `Date.now`. Inject one in tests. */
@@ -71,8 +87,8 @@ export class MemoryStore implements Store {
   readonly #freeSlots: number[] = [];
   /** Where a check brings a key's states forward before they are written back (or not). */
   #work = new Float64Array(0);
-  /** Leases by key, for concurrency limits: a key goes when its last lease does. */
-  readonly #leases = new Map<string, Leases>();
+  /** Leases by key, for concurrency limits, bounded by `maxKeys` apart from the rate-limit keys. */
+  readonly #leases: LeaseTable;
 
   constructor(options: MemoryStoreOptions = {}) {
     const { maxKeys = 100_000, clock } = options;
@@ -83,13 +99,15 @@ export class MemoryStore implements Store {
       throw new TypeError('MemoryStore clock must be a function returning ms');
     }
     this.#maxKeys = maxKeys;
+    this.#leases = new LeaseTable(maxKeys);
     this.clock = clock;
     this.#now = clock ?? Date.now;
   }
 
   /**
-   * The number of keys held now. A key an operation leaves idle is forgotten at once; one that became
-   * idle over time stays until it is read, reset or evicted.
+   * The number of rate-limit keys held now (keys holding leases are not counted). A key an operation
+   * leaves idle is forgotten at once; one that became idle over time stays until it is read, reset or
+   * evicted.
    */
   get size(): number {
     return this.#heap.size;
@@ -124,10 +142,11 @@ export class MemoryStore implements Store {
     if (keepMs === 0) {
       if (slot !== undefined) this.#forget(slot);
     } else if (keepMs !== undefined) {
+      const exhausted = refusesAgain(policies, work, cost, nowMs, settled.bannedUntilMs);
       if (slot === undefined) {
-        slot = this.#insert(table, key, nowMs + keepMs);
+        slot = this.#insert(table, key, nowMs + keepMs, exhausted, nowMs);
       } else {
-        this.#heap.update(slot, nowMs + keepMs);
+        this.#heap.update(slot, nowMs + keepMs, exhausted);
       }
       copy(work, 0, this.#values, slot * this.#stride, table.fields);
     }
@@ -137,13 +156,7 @@ export class MemoryStore implements Store {
   /** {@inheritDoc Store.lease} */
   async lease({ key, mode, leaseId, limit, ttlMs }: LeaseRequest): Promise<LeaseResult> {
     const nowMs = this.#checkedNow();
-    const leases = this.#leases.get(key) ?? new Map<string, number>();
-    const { applied, held } =
-      mode === 'acquire'
-        ? acquireLease(leases, leaseId, limit, ttlMs, nowMs)
-        : releaseLease(leases, leaseId, nowMs);
-    if (held === 0) this.#leases.delete(key);
-    else if (!this.#leases.has(key)) this.#makeRoomForLeases(nowMs).set(key, leases);
+    const { applied, held } = this.#leases.lease(mode, key, leaseId, limit, ttlMs, nowMs);
     return { applied, held, nowMs };
   }
 
@@ -159,20 +172,6 @@ export class MemoryStore implements Store {
       throw new TypeError(`MemoryStore clock must return ms since the epoch; got ${String(nowMs)}`);
     }
     return nowMs;
-  }
-
-  /**
-   * The lease table, with room for one more key: at `maxKeys` keys, those whose leases have all expired
-   * (their holders never released them) are forgotten. Live leases are never dropped: each is a request
-   * in flight, so their number is bounded by the app's own concurrency.
-   */
-  #makeRoomForLeases(nowMs: number): Map<string, Leases> {
-    if (this.#leases.size >= this.#maxKeys) {
-      for (const [key, leases] of this.#leases) {
-        if ([...leases.values()].every((expiresAtMs) => expiresAtMs <= nowMs)) this.#leases.delete(key);
-      }
-    }
-    return this.#leases;
   }
 
   #table(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): Table {
@@ -191,11 +190,11 @@ export class MemoryStore implements Store {
     return table;
   }
 
-  /** A slot for a new key of `table`, idle at `idleAtMs`: a free one, a new one, or the soonest idle key's. */
-  #insert(table: Table, key: string, idleAtMs: number): number {
+  /** A slot for a new key of `table`, idle at `idleAtMs`: a free one, a new one, or the one evicted. */
+  #insert(table: Table, key: string, idleAtMs: number, exhausted: boolean, nowMs: number): number {
     let slot: number;
     if (this.#heap.size >= this.#maxKeys) {
-      slot = this.#heap.popSoonestIdle();
+      slot = this.#heap.popToEvict(nowMs);
       (this.#tableOfSlot[slot] as Table).slots.delete(this.#owners[slot] as string);
     } else {
       slot = this.#freeSlots.pop() ?? this.#nextSlot++;
@@ -205,7 +204,7 @@ export class MemoryStore implements Store {
     this.#owners[slot] = key;
     this.#tableOfSlot[slot] = table;
     table.slots.set(key, slot);
-    this.#heap.push(slot, idleAtMs);
+    this.#heap.push(slot, idleAtMs, exhausted);
     return slot;
   }
 

@@ -53,8 +53,8 @@ export interface Algorithm {
  * on the state array `st` at offset `o`, changed in place. `current` and `apply` are statements; `fits`
  * (whether the cost fits) and `idle` (the ms until the state can be forgotten) are expressions. None
  * returns, and each reads its state only as `st[o]`, `st[o + 1]`, `st[o + 2]`: the script inlines them,
- * and for a check of one policy keeps the fields in locals (see `script.lua.ts`). Every body sees its
- * policy's `limit`, `window` (ms) and `capacity` (units), and `min`, `max`, `floor` and `ceil`; then
+ * and for a check of one policy keeps the fields in locals (see `stores/redis/script/generate.ts`).
+ * Every body sees its policy's `limit`, `window` (ms) and `capacity` (units), and `min`, `max`, `floor` and `ceil`; then
  * `current` sees `stored` and `now`, `fits` sees `cost` and `now`, `apply` sees `cost` and `sign`, and
  * `idle` sees `now`.
  */

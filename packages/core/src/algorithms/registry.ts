@@ -28,7 +28,7 @@ export const ALGORITHMS = {
  */
 export type AlgorithmName = keyof typeof ALGORITHMS;
 
-/** Each algorithm's Lua, for the Redis script (see `script.lua.ts`). */
+/** Each algorithm's Lua, for the Redis script (see `stores/redis/script/generate.ts`). */
 export const ALGORITHM_LUA: ReadonlyMap<Algorithm, AlgorithmLua> = new Map<Algorithm, AlgorithmLua>([
   [tokenBucket, TOKEN_BUCKET_LUA],
   [fixedWindow, FIXED_WINDOW_LUA],

@@ -1,7 +1,7 @@
 /**
  * One operation on all of a key's policies at once, whatever their algorithms: read, bring forward,
  * judge and write, all or none — and the limiter's ban, if it has one. The memory store runs this; the
- * Redis script does the same in Lua (`script.lua.ts`), step for step.
+ * Redis script does the same in Lua (`stores/redis/script/generate.ts`), step for step.
  */
 import type { ResolvedPolicy } from '../policy.js';
 import type { BucketMode } from '../store.js';

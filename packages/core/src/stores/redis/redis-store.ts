@@ -16,21 +16,28 @@ import {
   type RedisStoreOptions,
   resolveRedisStoreOptions,
 } from './redis-store-options.js';
-import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
 import {
-  bannedUntil,
+  bucketResultOf,
   EXPIRED,
   LEASE_SCRIPT,
+  leaseArgs,
+  leaseReplyOf,
   REFUSED,
-  RefusedCheckError,
+  refusalOf,
   SETTLE_SCRIPT,
-  statesOf,
-} from './scripts.js';
+  statusOf,
+} from './script/wire.js';
+import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
 import { ServerClockOffset } from './server-clock.js';
 import { checkEvictionPolicy, checkQueueing } from './setup-checks.js';
 
 /** The most checks in one script call: about a millisecond of Redis's time. */
 const MAX_BATCH = 200;
+
+/** Redis refused one check's key (WRONGTYPE, OOM): the other checks of its batch were decided. */
+class RefusedCheckError extends Error {
+  override readonly name = 'ReplyError';
+}
 
 /**
  * A store on Redis or Redis Cluster. Every `update` is one EVALSHA of an atomic script (EVAL only after
@@ -102,13 +109,13 @@ export class RedisStore implements Store {
       throw this.#failure(error);
     }
     const { answers, at, nowMs, sentAtMs } = scriptAnswer;
-    const status = Number(answers[at]);
+    const status = statusOf(answers, at);
     if (this.clock === undefined) {
       if (status === EXPIRED) this.#offset.forget(); // our bound was too early: the server's clock stepped
       this.#offset.sample(nowMs, sentAtMs);
     }
     if (status === EXPIRED || status === REFUSED) {
-      const why = status === EXPIRED ? 'checks ran after their deadline' : String(answers[at + 1]);
+      const why = status === EXPIRED ? 'checks ran after their deadline' : refusalOf(answers, at);
       this.#breaker.failed(why, false);
       if (status === REFUSED) throw new RefusedCheckError(why);
       throw new StoreUnavailableError(`Redis ran the check after its ${timeoutMs} ms deadline`, {
@@ -117,13 +124,7 @@ export class RedisStore implements Store {
     }
     this.#breaker.succeeded();
     if (!this.#serverChecked) this.#checkServer();
-    const states = statesOf(policies, answers, at);
-    return {
-      applied: status === 1,
-      nowMs,
-      states,
-      bannedUntilMs: ban === undefined ? 0 : bannedUntil(states, answers, at),
-    };
+    return bucketResultOf(policies, ban, answers, at, nowMs);
   }
 
   /** {@inheritDoc Store.lease} */
@@ -134,11 +135,10 @@ export class RedisStore implements Store {
     const send = () => {
       sentAtMs = Date.now();
       const deadline = mode === 'acquire' ? this.#deadline(sentAtMs, timeoutMs) : '';
-      const args = [nowArg, deadline, mode, leaseId, String(limit), String(ttlMs)];
+      const args = leaseArgs(nowArg, deadline, mode, leaseId, limit, ttlMs);
       return this.#client.runScript(LEASE_SCRIPT, [storeKey], args);
     };
-    const answer = (await this.#call(timeoutMs, send, true)) as unknown[];
-    const [status, nowMs, held] = answer.map(Number) as [number, number, number];
+    const [status, nowMs, held] = leaseReplyOf(await this.#call(timeoutMs, send, true));
     if (this.clock === undefined) this.#offset.sample(nowMs, sentAtMs);
     if (status === EXPIRED) {
       this.#breaker.failed('checks ran after their deadline', false);

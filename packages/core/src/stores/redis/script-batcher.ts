@@ -5,32 +5,24 @@
  * auto-pipelining — each check's deadline starts when it is really written.
  */
 import type { BanRule } from '../../algorithms/ban/ban.js';
-import { ALGORITHMS } from '../../algorithms/registry.js';
 import type { DeadlineWatch, Watched } from '../../deadline-watch.js';
 import type { ResolvedPolicy } from '../../policy.js';
-import type { BucketMode } from '../../store.js';
 import type { StoreUnavailableError } from '../../store-error.js';
-import { EXPIRED, REFUSED } from './scripts.js';
+import {
+  answerLength,
+  firstAnswerAt,
+  nowOfKind,
+  policySetArgs,
+  ScriptCall,
+  type ScriptCheck,
+} from './script/wire.js';
 
 /** Runs the batch script with these keys and arguments; resolves to its answers, one after another. */
 export type SendBatch = (keys: string[], args: string[]) => Promise<unknown[]>;
 
-/** One check for the script (see `script.lua.ts` for what each field means there). */
-export interface ScriptCheck {
-  readonly key: string;
-  readonly policies: readonly ResolvedPolicy[];
-  /** The limiter's ban, if it has one. */
-  readonly ban: BanRule | undefined;
-  /** The store's clock, or `''` for the server's. */
-  readonly nowArg: string;
-  readonly cost: number;
-  readonly mode: BucketMode;
-  readonly timeoutMs: number | undefined;
-}
-
 /**
- * What the script answered for a check: its fields from `answers[at]` on (see `script.lua.ts`), the time
- * it was decided at, and when it was written (`Date.now()`).
+ * What the script answered for a check: its fields from `answers[at]` on (read with `script/wire.ts`),
+ * the time it was decided at, and when it was written (`Date.now()`).
  */
 export interface ScriptAnswer {
   readonly answers: readonly unknown[];
@@ -172,123 +164,27 @@ export class ScriptBatcher {
     error: unknown,
   ): void {
     group.inFlight--;
-    let at = kinds;
+    let at = firstAnswerAt(kinds);
     for (const queued of batch) {
       if (answers === undefined || at >= answers.length) {
         queued.settle(undefined, error); // with neither, it rejects: Redis gave no answer
         continue;
       }
-      const nowMs = Number(answers[queued.kind - 1]);
+      const nowMs = nowOfKind(answers, queued.kind);
       queued.settle({ answers, at, nowMs, sentAtMs: queued.sentAtMs }, undefined);
-      at += answerLength(Number(answers[at]), queued.check);
+      at += answerLength(answers, at, queued.check);
     }
     if (group.inFlight === 0 && group.queue.length > 0 && !group.scheduled) this.#flush(group);
   }
 
-  /** `n, code, fields, limit, windowMs, capacityUnits, …, banAfter, banMs`: a policy set as the script reads it. */
+  /** A policy set's `policySetArgs`, made once per set (the ban rule, or else the policies, names it). */
   #argsOf(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): string[] {
     const setId = ban ?? policies;
     let args = this.#policyArgs.get(setId);
     if (args === undefined) {
-      args = [String(policies.length)];
-      for (const p of policies) {
-        const { code, fields } = ALGORITHMS[p.algorithm];
-        args.push(String(code), String(fields), String(p.limit), String(p.windowMs), String(p.capacityUnits));
-      }
-      args.push(String(ban?.after ?? 0), String(ban?.durationMs ?? 0));
+      args = policySetArgs(policies, ban);
       this.#policyArgs.set(setId, args);
     }
     return args;
   }
-}
-
-/**
- * The keys and arguments of one script call, check by check: each policy set, and each kind of check
- * (what checks share but their key), is written once, and each check names its kind.
- */
-class ScriptCall {
-  readonly keys: string[] = [];
-  // A set is the policies and the ban of one limiter: the ban rule, made once per limiter, names it.
-  readonly #sets = new Map<object, number>();
-  readonly #setArgs: string[] = [];
-  readonly #kinds = new Map<string, number>();
-  readonly #kindArgs: string[] = [];
-  readonly #checkArgs: string[] = [];
-  readonly #setArgsOf: (check: ScriptCheck) => string[];
-  readonly #deadlineOf: (check: ScriptCheck) => string;
-  #previous: ScriptCheck | undefined;
-  #kind = 0;
-  #kindArg = '';
-
-  /** `setArgsOf`: a check's policy set as the script reads it; `deadlineOf`: its deadline argument. */
-  constructor(setArgsOf: (check: ScriptCheck) => string[], deadlineOf: (check: ScriptCheck) => string) {
-    this.#setArgsOf = setArgsOf;
-    this.#deadlineOf = deadlineOf;
-  }
-
-  /** How many kinds of check the call has so far. */
-  get kinds(): number {
-    return this.#kinds.size;
-  }
-
-  /** Adds a check; its kind (1-based). */
-  add(check: ScriptCheck): number {
-    // Most of a batch is one kind, and checks of one kind mostly come one after another.
-    if (this.#previous === undefined || !sameKind(check, this.#previous)) {
-      this.#kind = this.#kindOf(check);
-      this.#kindArg = String(this.#kind);
-      this.#previous = check;
-    }
-    this.keys.push(check.key);
-    this.#checkArgs.push(this.#kindArg);
-    return this.#kind;
-  }
-
-  /** `S, sets…, K, kinds…, checks…`, as the script reads them (no checks' kinds when there is one kind). */
-  args(): string[] {
-    const kinds = this.#kinds.size;
-    const args = [String(this.#sets.size), ...this.#setArgs, String(kinds), ...this.#kindArgs];
-    if (kinds > 1) for (const kind of this.#checkArgs) args.push(kind);
-    return args;
-  }
-
-  #kindOf(check: ScriptCheck): number {
-    const setId = check.ban ?? check.policies;
-    let set = this.#sets.get(setId);
-    if (set === undefined) {
-      set = this.#sets.size + 1;
-      this.#sets.set(setId, set);
-      this.#setArgs.push(...this.#setArgsOf(check));
-    }
-    const fields = [String(set), check.nowArg, this.#deadlineOf(check), String(check.cost), check.mode];
-    const id = fields.join(' ');
-    let kind = this.#kinds.get(id);
-    if (kind === undefined) {
-      kind = this.#kinds.size + 1;
-      this.#kinds.set(id, kind);
-      this.#kindArgs.push(...fields);
-    }
-    return kind;
-  }
-}
-
-/** Whether two checks differ in nothing but their key, so the script may read them as one kind. */
-function sameKind(a: ScriptCheck, b: ScriptCheck): boolean {
-  return (
-    a.policies === b.policies &&
-    a.ban === b.ban &&
-    a.nowArg === b.nowArg &&
-    a.timeoutMs === b.timeoutMs &&
-    a.cost === b.cost &&
-    a.mode === b.mode
-  );
-}
-
-/** How many fields a check's answer has, given its first (see `script.lua.ts`). */
-function answerLength(status: number, { policies, ban }: ScriptCheck): number {
-  if (status === EXPIRED) return 1;
-  if (status === REFUSED) return 2;
-  let fields = ban === undefined ? 1 : 2; // applied, and when the ban ends
-  for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
-  return fields;
 }

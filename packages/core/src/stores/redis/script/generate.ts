@@ -1,47 +1,45 @@
 /**
- * The one script the Redis store runs: `settlePolicies` (settle.ts) in Lua, around the algorithms' own
- * Lua (each in its folder). One EVALSHA decides a batch of checks, one after another; a script runs
- * atomically, so each check is atomic across all of its key's policies, whatever their algorithms.
+ * Generates the settle script, the one Redis runs to decide checks: `settlePolicies` (`algorithms/settle.ts`)
+ * in Lua, around each algorithm's own Lua (`algorithms/<name>/<name>.lua.ts`, step for step with its
+ * TypeScript). One EVALSHA decides a batch of checks, one after another; a script runs atomically, so each
+ * check is atomic across all of its key's policies, whatever their algorithms. What it reads and answers
+ * is `wire.ts`'s.
+ *
+ * The store never runs this code: it runs the committed output, `settle-script.generated.ts`, so that what
+ * is reviewed is what Redis runs. A test fails when the two differ; `pnpm --filter @tollgate/core
+ * lua:write` rewrites the committed file.
  *
  * Redis runs the script's whole body on every call, and in its Lua each table and closure made costs
  * about a tenth of a microsecond and more in garbage collection: the algorithms' steps are four functions
- * that branch on the algorithm's code, not tables of closures, and a check makes no table of its own.
- * A check of one policy and no ban, the commonest, has its own path with the algorithm's steps inlined;
- * when its key comes once in the batch (many clients), the path reads and writes the key itself. The
- * functions of every other path are made only in a call that takes one (a tenth less of Redis's time
- * for a call of one check).
- */
-import type { AlgorithmLua } from './algorithm.js';
-import { BAN_LUA } from './ban/ban.lua.js';
-import { ALGORITHM_LUA } from './registry.js';
-
-/**
- * KEYS[c]   the states of check c's policies: a string of numbers joined by ':', each policy's fields in
- *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's
- *           two. Missing: all fresh. (On a Cluster, one batch is one slot.) A key may come more than once:
- *           its checks are decided in order, each seeing the one before, and it is read and written once.
- * ARGV      the policy sets, then the kinds of check, then the checks:
- *   S                          how many policy sets follow
- *   per set: n, then per policy: algorithm code, its state's field count, limit, windowMs, capacityUnits;
- *            then the ban: refusals in a row that start one (0: no ban), and how long it lasts in ms
- *   K                          how many kinds follow: checks of a batch are mostly alike, so what they
- *                              share is sent, and read, once
- *   per kind: set (1-based), now, deadline, cost, mode
- *     now       ms, or '' to read the Redis server's own clock (one timeline for all app servers)
- *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
- *               decided without the store) changes nothing and answers -1
- *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
- *   per check c, in KEYS order: its kind (1-based); none when K is 1 (every check is of that kind)
+ * that branch on the algorithm's code, not tables of closures, and a check makes no table of its own
+ * (commit 7321e3d; EVALSHA time per check, Redis 7.0, commandstats, medians of 5 interleaved rounds: one
+ * check per call 21.9 → 19.1 µs; 27 checks on one key 3.41 → 2.99 µs; 27 checks on 27 keys 7.27 → 7.12 µs).
  *
- * Returns one flat array (a table per check would cost Redis about a tenth of the check): each kind's
- * now, then the checks' answers one after another: applied (1 or 0), every policy's state fields, then,
- * if its set has a ban, when the client's ban ends (0: not banned); whole numbers as numbers, others as
- * strings formatted with %.17g (a Lua number in a reply is truncated to an integer). A check run after its
- * deadline answers -1 alone. A check whose key Redis refuses (a key of another type, no memory to write)
- * answers -2, error and changes nothing: scripts do not roll back, so one bad key must not fail the
- * checks of the others. (Every number the client decodes costs it, so nothing is answered twice.)
+ * A check takes one of three paths, and each holds every algorithm's steps (so each algorithm's body is
+ * in the script three times). Both fast paths are kept for a measured reason, written beside each in
+ * `fast-paths.ts`:
+ * - `settle`, the held path: the general one (several policies, a ban, a key that comes more than once in
+ *   the batch), the algorithms' steps as the four functions `operation()` makes. Its functions are made
+ *   only in a call that takes it (commit 85d9b48, with a one-policy set made at its full size: a call of
+ *   one check on a new key, 12.19 → 10.75 µs of Redis's time, `redis-benchmark`, 7 rounds).
+ * - `settleOne`: one policy and no ban, on a held key: steps inlined, fields in locals (a fifth less of
+ *   Redis's time per check).
+ * - `settleAlone`: `settleOne` for a key that comes once in its batch, with no held copy (6–12% less of
+ *   Redis's time per check across 10k keys).
  */
-export const SCRIPT_LUA = `
+import type { AlgorithmLua } from '../../../algorithms/algorithm.js';
+import { BAN_LUA } from '../../../algorithms/ban/ban.lua.js';
+import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
+import { settleAlone, settleOne } from './fast-paths.js';
+
+/** Where the generated script is committed, from the package root. */
+export const GENERATED_PATH = 'src/stores/redis/script/settle-script.generated.ts';
+/** The command that rewrites the committed script from this generator. */
+export const REGENERATE = 'pnpm --filter @tollgate/core lua:write';
+
+/** The settle script's Lua, as Redis runs it. */
+export function settleScriptLua(): string {
+  return `
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
 local find, sub = string.find, string.sub
 
@@ -294,6 +292,20 @@ for c = 1, #KEYS do
 end
 return answers
 `;
+}
+
+/** The committed module: the script as a string constant, under a header that says how it is made. */
+export function settleScriptModule(): string {
+  const escaped = settleScriptLua().replace(/[\\`]|\$\{/g, (match) => `\\${match}`);
+  return `/**
+ * The Lua the Redis store runs to settle a batch of checks, exactly as Redis runs it. Generated by
+ * \`generate.ts\` from the algorithms' Lua: do not edit, but run \`${REGENERATE}\`.
+ * What it reads and answers, and its status codes: \`wire.ts\`. A test pins its SHA, so that a change in
+ * what Redis runs shows in review.
+ */
+export const SETTLE_LUA = \`${escaped}\`;
+`;
+}
 
 /** One of the algorithms' steps as one Lua function, branching on the algorithm's code. */
 function operation(name: keyof AlgorithmLua, params: string): string {
@@ -303,128 +315,4 @@ function operation(name: keyof AlgorithmLua, params: string): string {
       `${i === 0 ? 'if' : 'elseif'} code == ${code} then\n    ${returns}${lua[name].trim()}\n  `,
   );
   return `\nlocal function ${name}(code, limit, window, capacity, ${params})\n  ${branches.join('')}end\nend\n`;
-}
-
-/**
- * \`settleOne\`: what \`settle\` does, for a set of one policy and no ban, on its key's held state. The
- * algorithm's steps are inlined, and its state's fields are locals instead of a copy in \`st\`: a fifth
- * less of Redis's time per check.
- */
-function settleOne(): string {
-  return oneCheck({
-    name: 'settleOne',
-    params: 'h, set, now, cost, mode',
-    load: 'local stored = h.stored',
-    field: (k) => `h[${k}]`,
-    keep: (fields) => {
-      const held = fieldList(fields, (k) => `h[${k}]`);
-      const locals = fieldList(fields, (k) => `f${k}`);
-      return `h.dirty, h.stored = true, quiet > 0
-      if quiet > 0 then ${held}, h.n, h.px = ${locals}, ${fields}, quiet end`;
-    },
-  });
-}
-
-/**
- * \`settleAlone\`: \`settleOne\` for a key that comes once in the batch. It reads the key, and writes or
- * deletes it, itself, with no held copy, and answers -2, error if Redis refuses either: 6–12% less of
- * Redis's time per check when every check has a key of its own.
- */
-function settleAlone(): string {
-  const most = Math.max(...[...ALGORITHM_LUA.keys()].map(({ fields }) => fields));
-  const parts = fieldList(most, (k) => `p${k}`);
-  // p<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
-  let parse = '';
-  for (let k = most; k >= 1; k--) {
-    const part = `sep = find(raw, ':', from, true)\n    p${k} = tonumber(sub(raw, from, sep and sep - 1))`;
-    parse = k === most ? part : `${part}\n    if not sep then break end\n    from = sep + 1\n    ${parse}`;
-  }
-  return `
--- The numbers of a stored string, as many as the longest state has (false for those it lacks).
-local function parsed(raw)
-  local ${parts}, from, sep = ${fieldList(most, () => 'false')}, 1, nil
-  repeat
-    ${parse}
-  until true
-  return ${parts}
-end
-${oneCheck({
-  name: 'settleAlone',
-  params: 'key, set, now, cost, mode',
-  load: `local raw = redis.pcall('GET', key)
-  if type(raw) == 'table' then return refused(raw.err) end
-  local stored, ${parts} = raw and true or false, ${fieldList(most, () => 'false')}
-  if raw then ${parts} = parsed(raw) end`,
-  field: (k) => `p${k}`,
-  keep: (fields) => `local written
-      if quiet > 0 then
-        written = redis.pcall('SET', key, ${fieldList(fields, (k) => `num(f${k})`, " .. ':' .. ")}, 'PX', quiet)
-      elseif raw then
-        written = redis.pcall('DEL', key)
-      end
-      if type(written) == 'table' and written.err then return refused(written.err) end`,
-})}`;
-}
-
-/** How a one-policy path finds its key's state, and keeps what a check writes. */
-interface OneCheck {
-  readonly name: string;
-  readonly params: string;
-  /** Lua that sets \`stored\`, and whatever \`field\` reads. */
-  readonly load: string;
-  /** Where the state's k-th field (1-based) is before the check. */
-  readonly field: (k: number) => string;
-  /** Lua that keeps the check's fields (locals \`f1\`…) for \`quiet\` ms, or forgets them when it is 0. */
-  readonly keep: (fields: number) => string;
-}
-
-/** A one-policy path as a Lua function: per algorithm, its fields in locals and its steps inlined. */
-function oneCheck({ name, params, load, field, keep }: OneCheck): string {
-  const branches = [...ALGORITHM_LUA].map(([{ code, fields }, lua], i) => {
-    const inline = (body: string) => inFieldLocals(body, fields).trim();
-    return `${i === 0 ? 'if' : 'elseif'} code == ${code} then
-    local ${fieldList(fields, (k) => `f${k}`)} = ${fieldList(fields, field)}
-    do
-      ${inline(lua.current)}
-    end
-    local fitting = ${inline(lua.fits)}
-    if mode == 'peek' or (mode == 'consume' and not fitting) then
-      applied = fitting and 1 or 0
-    else
-      local sign = mode == 'refund' and 1 or -1
-      ${inline(lua.apply)}
-      local quiet = max(0, ${inline(lua.idle)})
-      ${keep(fields)}
-    end
-    ${fieldList(fields, (k) => `answers[n + ${k + 1}]`)} = ${fieldList(fields, (k) => `reply(f${k})`)}
-  `;
-  });
-  return `
-local function ${name}(${params})
-  ${load}
-  local code, limit, window, capacity = set[1], set[3], set[4], set[5]
-  local applied = 1
-  ${branches.join('')}end
-  answers[n + 1] = applied
-  n = n + set.fields + 1
-end
-`;
-}
-
-/** \`each(1)\`, …, \`each(count)\`, joined by \`separator\`. */
-function fieldList(count: number, each: (k: number) => string, separator = ', '): string {
-  return Array.from({ length: count }, (_, k) => each(k + 1)).join(separator);
-}
-
-/** An algorithm's Lua body with its state's fields as locals: \`st[o + k]\` is \`f<k + 1>\`. */
-function inFieldLocals(body: string, fields: number): string {
-  const inlined = body.replace(/st\[o(?: \+ (\d+))?\]/g, (field, k: string | undefined) => {
-    const index = Number(k ?? 0);
-    if (index >= fields) throw new Error(`an algorithm's Lua reads ${field} of its ${fields} fields`);
-    return `f${index + 1}`;
-  });
-  if (/\bst\b|\breturn\b/.test(inlined)) {
-    throw new Error(`an algorithm's Lua must read its state only as st[o + k], and not return: ${body}`);
-  }
-  return inlined;
 }

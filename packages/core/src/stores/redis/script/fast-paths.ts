@@ -1,0 +1,137 @@
+/**
+ * The settle script's two fast paths, for the commonest check: one policy and no ban. Each does what the
+ * held path's `settle` does, with the algorithm's steps inlined and its state's fields in Lua locals, and
+ * each is kept for the measured reason written beside it (Redis's own time, `INFO commandstats`).
+ */
+import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
+
+/**
+ * `settleOne`: what `settle` does, for a set of one policy and no ban, on its key's held state (a key that
+ * comes more than once in its batch: a hot key under load). The algorithm's steps are inlined, and its
+ * state's fields are locals instead of a copy in `st`.
+ *
+ * Measured (commit 8c85b51, against `settle` for the same checks): a fifth less of Redis's time per
+ * check. With the kinds of check sent once and the time answered once per kind (the same release), a
+ * batch of 27 checks on one hot key cost about a third less per check, on 27 keys about a tenth less.
+ */
+export function settleOne(): string {
+  return oneCheck({
+    name: 'settleOne',
+    params: 'h, set, now, cost, mode',
+    load: 'local stored = h.stored',
+    field: (k) => `h[${k}]`,
+    keep: (fields) => {
+      const held = fieldList(fields, (k) => `h[${k}]`);
+      const locals = fieldList(fields, (k) => `f${k}`);
+      return `h.dirty, h.stored = true, quiet > 0
+      if quiet > 0 then ${held}, h.n, h.px = ${locals}, ${fields}, quiet end`;
+    },
+  });
+}
+
+/**
+ * `settleAlone`: `settleOne` for a key that comes once in the batch (many clients). It reads the key, and
+ * writes or deletes it, itself, with no held copy, and answers -2, error if Redis refuses either.
+ *
+ * Measured (commit a24ae99, with b72a455: a call of one kind names no check's kind), when every check has
+ * a key of its own, across 10k keys: 6–12% less of Redis's time per check, and 13% less CPU per request
+ * in a Fastify app measured side by side.
+ */
+export function settleAlone(): string {
+  const most = Math.max(...[...ALGORITHM_LUA.keys()].map(({ fields }) => fields));
+  const parts = fieldList(most, (k) => `p${k}`);
+  // p<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
+  let parse = '';
+  for (let k = most; k >= 1; k--) {
+    const part = `sep = find(raw, ':', from, true)\n    p${k} = tonumber(sub(raw, from, sep and sep - 1))`;
+    parse = k === most ? part : `${part}\n    if not sep then break end\n    from = sep + 1\n    ${parse}`;
+  }
+  return `
+-- The numbers of a stored string, as many as the longest state has (false for those it lacks).
+local function parsed(raw)
+  local ${parts}, from, sep = ${fieldList(most, () => 'false')}, 1, nil
+  repeat
+    ${parse}
+  until true
+  return ${parts}
+end
+${oneCheck({
+  name: 'settleAlone',
+  params: 'key, set, now, cost, mode',
+  load: `local raw = redis.pcall('GET', key)
+  if type(raw) == 'table' then return refused(raw.err) end
+  local stored, ${parts} = raw and true or false, ${fieldList(most, () => 'false')}
+  if raw then ${parts} = parsed(raw) end`,
+  field: (k) => `p${k}`,
+  keep: (fields) => `local written
+      if quiet > 0 then
+        written = redis.pcall('SET', key, ${fieldList(fields, (k) => `num(f${k})`, " .. ':' .. ")}, 'PX', quiet)
+      elseif raw then
+        written = redis.pcall('DEL', key)
+      end
+      if type(written) == 'table' and written.err then return refused(written.err) end`,
+})}`;
+}
+
+/** How a one-policy path finds its key's state, and keeps what a check writes. */
+interface OneCheck {
+  readonly name: string;
+  readonly params: string;
+  /** Lua that sets `stored`, and whatever `field` reads. */
+  readonly load: string;
+  /** Where the state's k-th field (1-based) is before the check. */
+  readonly field: (k: number) => string;
+  /** Lua that keeps the check's fields (locals `f1`…) for `quiet` ms, or forgets them when it is 0. */
+  readonly keep: (fields: number) => string;
+}
+
+/** A one-policy path as a Lua function: per algorithm, its fields in locals and its steps inlined. */
+function oneCheck({ name, params, load, field, keep }: OneCheck): string {
+  const branches = [...ALGORITHM_LUA].map(([{ code, fields }, lua], i) => {
+    const inline = (body: string) => inFieldLocals(body, fields).trim();
+    return `${i === 0 ? 'if' : 'elseif'} code == ${code} then
+    local ${fieldList(fields, (k) => `f${k}`)} = ${fieldList(fields, field)}
+    do
+      ${inline(lua.current)}
+    end
+    local fitting = ${inline(lua.fits)}
+    if mode == 'peek' or (mode == 'consume' and not fitting) then
+      applied = fitting and 1 or 0
+    else
+      local sign = mode == 'refund' and 1 or -1
+      ${inline(lua.apply)}
+      local quiet = max(0, ${inline(lua.idle)})
+      ${keep(fields)}
+    end
+    ${fieldList(fields, (k) => `answers[n + ${k + 1}]`)} = ${fieldList(fields, (k) => `reply(f${k})`)}
+  `;
+  });
+  return `
+local function ${name}(${params})
+  ${load}
+  local code, limit, window, capacity = set[1], set[3], set[4], set[5]
+  local applied = 1
+  ${branches.join('')}end
+  answers[n + 1] = applied
+  n = n + set.fields + 1
+end
+`;
+}
+
+/** `each(1)`, …, `each(count)`, joined by `separator`. */
+function fieldList(count: number, each: (k: number) => string, separator = ', '): string {
+  return Array.from({ length: count }, (_, k) => each(k + 1)).join(separator);
+}
+
+/** An algorithm's Lua body with its state's fields as locals: `st[o + k]` is `f<k + 1>`. */
+function inFieldLocals(body: string, fields: number): string {
+  const inlined = body.replace(/st\[o(?: \+ (\d+))?\]/g, (field, k: string | undefined) => {
+    const index = Number(k ?? 0);
+    if (index >= fields) throw new Error(`an algorithm's Lua reads ${field} of its ${fields} fields`);
+    return `f${index + 1}`;
+  });
+  if (/\bst\b|\breturn\b/.test(inlined)) {
+    throw new Error(`an algorithm's Lua must read its state only as st[o + k], and not return: ${body}`);
+  }
+  return inlined;
+}

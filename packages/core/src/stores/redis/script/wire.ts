@@ -1,0 +1,241 @@
+/**
+ * The Redis scripts' wire: the scripts the store runs, what it sends them and how it reads their answers.
+ * Nothing else knows an ARGV position or a reply's layout.
+ *
+ * The settle script (`settle-script.generated.ts`, made by `generate.ts`) decides a batch of checks:
+ *
+ * KEYS[c]   the states of check c's policies: a string of numbers joined by ':', each policy's fields in
+ *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's
+ *           two. Missing: all fresh. (On a Cluster, one batch is one slot.) A key may come more than once:
+ *           its checks are decided in order, each seeing the one before, and it is read and written once.
+ * ARGV      the policy sets, then the kinds of check, then the checks:
+ *   S                          how many policy sets follow
+ *   per set: n, then per policy: algorithm code, its state's field count, limit, windowMs, capacityUnits;
+ *            then the ban: refusals in a row that start one (0: no ban), and how long it lasts in ms
+ *   K                          how many kinds follow: checks of a batch are mostly alike, so what they
+ *                              share is sent, and read, once
+ *   per kind: set (1-based), now, deadline, cost, mode
+ *     now       ms, or '' to read the Redis server's own clock (one timeline for all app servers)
+ *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
+ *               decided without the store) changes nothing and answers -1
+ *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
+ *   per check c, in KEYS order: its kind (1-based); none when K is 1 (every check is of that kind)
+ *
+ * Returns one flat array (a table per check would cost Redis about a tenth of the check): each kind's
+ * now, then the checks' answers one after another, each starting with its status:
+ *   1 or 0     applied or not, then every policy's state fields, then, if its set has a ban, when the
+ *              client's ban ends (0: not banned)
+ *   -1         (EXPIRED) alone: the check ran after its deadline and changed nothing
+ *   -2, error  (REFUSED) Redis refused the check's key (a key of another type, no memory to write) and it
+ *              changed nothing: scripts do not roll back, so one bad key must not fail the others' checks
+ * Numbers are whole numbers as numbers, others as strings formatted with %.17g (a Lua number in a reply
+ * is truncated to an integer). Every number the client decodes costs it, so nothing is answered twice.
+ *
+ * The lease script (`algorithms/concurrency/concurrency.lua.ts`, whose contract is at its top) takes or
+ * ends a lease: `leaseArgs` and `leaseReplyOf` below.
+ */
+import { createHash } from 'node:crypto';
+import type { BanRule } from '../../../algorithms/ban/ban.js';
+import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
+import { ALGORITHMS } from '../../../algorithms/registry.js';
+import type { ResolvedPolicy } from '../../../policy.js';
+import type { BucketMode, BucketResult } from '../../../store.js';
+import type { LuaScript } from '../redis-client.js';
+import { SETTLE_LUA } from './settle-script.generated.js';
+
+/** The script that settles a batch of checks: the committed text, as reviewed. */
+export const SETTLE_SCRIPT = luaScript(SETTLE_LUA);
+/** The script that takes or ends a lease. */
+export const LEASE_SCRIPT = luaScript(CONCURRENCY_LUA);
+
+function luaScript(source: string): LuaScript {
+  return { source, sha1: createHash('sha1').update(source).digest('hex') };
+}
+
+/** A check's status when it ran past its deadline and changed nothing; its answer has no other field. */
+export const EXPIRED = -1;
+/** …when Redis refused its key (another type, no memory to write): it changed nothing; then the error. */
+export const REFUSED = -2;
+
+/** One check for the settle script. */
+export interface ScriptCheck {
+  readonly key: string;
+  readonly policies: readonly ResolvedPolicy[];
+  /** The limiter's ban, if it has one. */
+  readonly ban: BanRule | undefined;
+  /** The store's clock, or `''` for the server's. */
+  readonly nowArg: string;
+  readonly cost: number;
+  readonly mode: BucketMode;
+  readonly timeoutMs: number | undefined;
+}
+
+/** `n, code, fields, limit, windowMs, capacityUnits, …, banAfter, banMs`: a policy set as the script reads it. */
+export function policySetArgs(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): string[] {
+  const args = [String(policies.length)];
+  for (const p of policies) {
+    const { code, fields } = ALGORITHMS[p.algorithm];
+    args.push(String(code), String(fields), String(p.limit), String(p.windowMs), String(p.capacityUnits));
+  }
+  args.push(String(ban?.after ?? 0), String(ban?.durationMs ?? 0));
+  return args;
+}
+
+/**
+ * The keys and arguments of one settle-script call, check by check: each policy set, and each kind of
+ * check (what checks share but their key), is written once, and each check names its kind.
+ */
+export class ScriptCall {
+  readonly keys: string[] = [];
+  // A set is the policies and the ban of one limiter: the ban rule, made once per limiter, names it.
+  readonly #sets = new Map<object, number>();
+  readonly #setArgs: string[] = [];
+  readonly #kinds = new Map<string, number>();
+  readonly #kindArgs: string[] = [];
+  readonly #checkArgs: string[] = [];
+  readonly #setArgsOf: (check: ScriptCheck) => string[];
+  readonly #deadlineOf: (check: ScriptCheck) => string;
+  #previous: ScriptCheck | undefined;
+  #kind = 0;
+  #kindArg = '';
+
+  /** `setArgsOf`: a check's `policySetArgs` (a caller may cache them); `deadlineOf`: its deadline argument. */
+  constructor(setArgsOf: (check: ScriptCheck) => string[], deadlineOf: (check: ScriptCheck) => string) {
+    this.#setArgsOf = setArgsOf;
+    this.#deadlineOf = deadlineOf;
+  }
+
+  /** How many kinds of check the call has so far. */
+  get kinds(): number {
+    return this.#kinds.size;
+  }
+
+  /** Adds a check; its kind (1-based). */
+  add(check: ScriptCheck): number {
+    // Most of a batch is one kind, and checks of one kind mostly come one after another.
+    if (this.#previous === undefined || !sameKind(check, this.#previous)) {
+      this.#kind = this.#kindOf(check);
+      this.#kindArg = String(this.#kind);
+      this.#previous = check;
+    }
+    this.keys.push(check.key);
+    this.#checkArgs.push(this.#kindArg);
+    return this.#kind;
+  }
+
+  /** `S, sets…, K, kinds…, checks…`, as the script reads them (no checks' kinds when there is one kind). */
+  args(): string[] {
+    const kinds = this.#kinds.size;
+    const args = [String(this.#sets.size), ...this.#setArgs, String(kinds), ...this.#kindArgs];
+    if (kinds > 1) for (const kind of this.#checkArgs) args.push(kind);
+    return args;
+  }
+
+  #kindOf(check: ScriptCheck): number {
+    const setId = check.ban ?? check.policies;
+    let set = this.#sets.get(setId);
+    if (set === undefined) {
+      set = this.#sets.size + 1;
+      this.#sets.set(setId, set);
+      this.#setArgs.push(...this.#setArgsOf(check));
+    }
+    const fields = [String(set), check.nowArg, this.#deadlineOf(check), String(check.cost), check.mode];
+    const id = fields.join(' ');
+    let kind = this.#kinds.get(id);
+    if (kind === undefined) {
+      kind = this.#kinds.size + 1;
+      this.#kinds.set(id, kind);
+      this.#kindArgs.push(...fields);
+    }
+    return kind;
+  }
+}
+
+/** Whether two checks differ in nothing but their key, so the script may read them as one kind. */
+function sameKind(a: ScriptCheck, b: ScriptCheck): boolean {
+  return (
+    a.policies === b.policies &&
+    a.ban === b.ban &&
+    a.nowArg === b.nowArg &&
+    a.timeoutMs === b.timeoutMs &&
+    a.cost === b.cost &&
+    a.mode === b.mode
+  );
+}
+
+/** Where the first check's answer begins in a reply to a call of `kinds` kinds: after each kind's now. */
+export function firstAnswerAt(kinds: number): number {
+  return kinds;
+}
+
+/** The time (ms, by the clock the script used) that checks of `kind` (1-based) were decided at. */
+export function nowOfKind(answers: readonly unknown[], kind: number): number {
+  return Number(answers[kind - 1]);
+}
+
+/** A check's status, the first field of its answer at `answers[at]`: 1, 0, `EXPIRED` or `REFUSED`. */
+export function statusOf(answers: readonly unknown[], at: number): number {
+  return Number(answers[at]);
+}
+
+/** Why Redis refused a check whose status is `REFUSED`. */
+export function refusalOf(answers: readonly unknown[], at: number): string {
+  return String(answers[at + 1]);
+}
+
+/** How many fields the answer of `check` at `answers[at]` has, its status included. */
+export function answerLength(
+  answers: readonly unknown[],
+  at: number,
+  { policies, ban }: ScriptCheck,
+): number {
+  const status = statusOf(answers, at);
+  if (status === EXPIRED) return 1;
+  if (status === REFUSED) return 2;
+  let fields = ban === undefined ? 1 : 2; // applied, and when the ban ends
+  for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
+  return fields;
+}
+
+/** A decided check's answer at `answers[at]` (status 1 or 0) as the store answers it. */
+export function bucketResultOf(
+  policies: readonly ResolvedPolicy[],
+  ban: BanRule | undefined,
+  answers: readonly unknown[],
+  at: number,
+  nowMs: number,
+): BucketResult {
+  // Each policy's fields, in policy order, then the ban's end.
+  let field = at + 1;
+  const states = policies.map((policy) => {
+    const { fields } = ALGORITHMS[policy.algorithm];
+    const state = new Array<number>(fields);
+    for (let k = 0; k < fields; k++) state[k] = Number(answers[field + k]);
+    field += fields;
+    return state;
+  });
+  return {
+    applied: statusOf(answers, at) === 1,
+    nowMs,
+    states,
+    bannedUntilMs: ban === undefined ? 0 : Number(answers[field]),
+  };
+}
+
+/** The lease script's ARGV: now, deadline, mode, lease id, the most leases, a lease's life in ms. */
+export function leaseArgs(
+  nowArg: string,
+  deadlineArg: string,
+  mode: 'acquire' | 'release',
+  leaseId: string,
+  limit: number,
+  ttlMs: number,
+): string[] {
+  return [nowArg, deadlineArg, mode, leaseId, String(limit), String(ttlMs)];
+}
+
+/** The lease script's reply: its status (1, 0 or `EXPIRED`), the time it was decided at, leases held after. */
+export function leaseReplyOf(reply: unknown): [status: number, nowMs: number, held: number] {
+  const [status, nowMs, held] = reply as unknown[];
+  return [Number(status), Number(nowMs), Number(held)];
+}

@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import {
+  GENERATED_PATH,
+  REGENERATE,
+  settleScriptLua,
+  settleScriptModule,
+} from '../../src/stores/redis/script/generate.js';
+import { LEASE_SCRIPT, SETTLE_SCRIPT } from '../../src/stores/redis/script/wire.js';
+
+const writing = process.env.TOLLGATE_WRITE_LUA === '1';
+const generatedPath = fileURLToPath(new URL(`../../${GENERATED_PATH}`, import.meta.url));
+
+describe('the settle script Redis runs', () => {
+  // `pnpm --filter @tollgate/core lua:write` runs this file with TOLLGATE_WRITE_LUA=1 to rewrite it.
+  it('is committed exactly as generate.ts makes it from the algorithms’ Lua', () => {
+    const generated = settleScriptModule();
+    if (writing) writeFileSync(generatedPath, generated);
+    else expect(readFileSync(generatedPath, 'utf8'), `out of step: run \`${REGENERATE}\``).toBe(generated);
+  });
+
+  it.skipIf(writing)('is the committed text, as the store sends it', () => {
+    expect(SETTLE_SCRIPT.source).toBe(settleScriptLua());
+    expect(SETTLE_SCRIPT.sha1).toBe(createHash('sha1').update(settleScriptLua()).digest('hex'));
+  });
+
+  // A change here is a change in what every Redis runs: servers of two versions sharing one Redis run
+  // both scripts side by side, so say in the changeset whether the stored values and answers still agree.
+  it.skipIf(writing)('has the SHA pinned here', () => {
+    expect(SETTLE_SCRIPT.sha1).toBe('2199b7ad6705fb499aa3b4114e2514dfab9b46fb');
+  });
+});
+
+describe('the lease script Redis runs', () => {
+  it('has the SHA pinned here', () => {
+    expect(LEASE_SCRIPT.sha1).toBe('2c400ed0b6bde7a69d8ae40e37344f4b3aefbd85');
+  });
+});

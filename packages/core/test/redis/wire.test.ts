@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import type { ResolvedPolicy } from '../../src/policy.js';
+import {
+  answerLength,
+  bucketResultOf,
+  EXPIRED,
+  firstAnswerAt,
+  nowOfKind,
+  policySetArgs,
+  REFUSED,
+  ScriptCall,
+  type ScriptCheck,
+  statusOf,
+} from '../../src/stores/redis/script/wire.js';
+
+// The layout these pin is the one documented at the top of wire.ts, which the settle script reads.
+const bucket: ResolvedPolicy = {
+  name: 'b',
+  algorithm: 'token-bucket',
+  limit: 10,
+  windowMs: 1000,
+  capacity: 10,
+  capacityUnits: 10_000,
+};
+const windowed: ResolvedPolicy = { ...bucket, name: 'w', algorithm: 'sliding-window' };
+const one = [bucket];
+const two = [bucket, windowed];
+const ban = { after: 3, durationMs: 60_000 };
+
+function check(
+  key: string,
+  policies: readonly ResolvedPolicy[],
+  overrides: Partial<ScriptCheck> = {},
+): ScriptCheck {
+  return {
+    key,
+    policies,
+    ban: undefined,
+    nowArg: '',
+    cost: 1,
+    mode: 'consume',
+    timeoutMs: undefined,
+    ...overrides,
+  };
+}
+
+describe('the settle script’s ARGV', () => {
+  it('writes a policy set as n, then code, fields, limit, windowMs, capacityUnits per policy, then the ban', () => {
+    expect(policySetArgs(two, ban)).toEqual([
+      '2',
+      '1',
+      '2',
+      '10',
+      '1000',
+      '10000',
+      '3',
+      '3',
+      '10',
+      '1000',
+      '10000',
+      '3',
+      '60000',
+    ]);
+    expect(policySetArgs(one, undefined)).toEqual(['1', '1', '2', '10', '1000', '10000', '0', '0']);
+  });
+
+  it('sends each set and each kind once, and names no check’s kind when there is one kind', () => {
+    const call = new ScriptCall(
+      (c) => policySetArgs(c.policies, c.ban),
+      () => '',
+    );
+    expect([call.add(check('a', one)), call.add(check('b', one))]).toEqual([1, 1]);
+    expect(call.keys).toEqual(['a', 'b']);
+    expect(call.args()).toEqual([
+      ...['1', ...policySetArgs(one, undefined)],
+      '1',
+      '1',
+      '',
+      '',
+      '1',
+      'consume',
+    ]);
+  });
+
+  it('names each check’s kind, in KEYS order, when kinds differ', () => {
+    const call = new ScriptCall(
+      (c) => policySetArgs(c.policies, c.ban),
+      (c) => (c.timeoutMs === undefined ? '' : '99'),
+    );
+    call.add(check('a', one));
+    call.add(check('b', two, { ban, mode: 'peek', cost: 2, nowArg: '5', timeoutMs: 10 }));
+    call.add(check('c', one));
+    expect(call.kinds).toBe(2);
+    expect(call.args()).toEqual([
+      '2',
+      ...policySetArgs(one, undefined),
+      ...policySetArgs(two, ban),
+      '2',
+      ...['1', '', '', '1', 'consume'],
+      ...['2', '5', '99', '2', 'peek'],
+      ...['1', '2', '1'],
+    ]);
+  });
+});
+
+describe('the settle script’s reply', () => {
+  // Two kinds' now, then: a decided check of two policies with a ban, one past its deadline, one refused.
+  const reply = [1000, 2000, 1, 9000, 1000, 0, 0, 3, 7000, -1, -2, 'WRONGTYPE'];
+  const decided = check('a', two, { ban });
+
+  it('begins with each kind’s now, then the checks’ answers one after another', () => {
+    let at = firstAnswerAt(2);
+    expect(nowOfKind(reply, 1)).toBe(1000);
+    expect(nowOfKind(reply, 2)).toBe(2000);
+    expect(bucketResultOf(two, ban, reply, at, 1000)).toEqual({
+      applied: true,
+      nowMs: 1000,
+      states: [
+        [9000, 1000],
+        [0, 0, 3],
+      ],
+      bannedUntilMs: 7000,
+    });
+    at += answerLength(reply, at, decided);
+    expect(statusOf(reply, at)).toBe(EXPIRED);
+    at += answerLength(reply, at, decided);
+    expect(statusOf(reply, at)).toBe(REFUSED);
+    expect(at + answerLength(reply, at, decided)).toBe(reply.length);
+  });
+});

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const PACKAGES = new URL('../../../packages/', import.meta.url);
+const PACKAGES = new URL('../../packages/', import.meta.url);
 const BUILT = new Set(['core', 'express', 'fastify', 'koa']);
 
 export async function resolve(specifier, context, nextResolve) {

@@ -1,6 +1,6 @@
 /**
  * Turns the HTTP runs into one line per framework × variant × scenario: medians over rounds, each compared
- * with its framework's baseline of the same round, and issue 9's goals checked against the cheapest peer.
+ * with its framework's baseline of the same round, and the bench's goals checked against the cheapest peer.
  */
 import {
   type Framework,
@@ -106,7 +106,7 @@ export function cheapestPeer<Row extends Pick<CellSummary, 'framework' | 'varian
   return peers.sort((a, b) => a.addedUs - b.addedUs)[0];
 }
 
-/** One of issue 9's goals, checked on one framework and scenario. */
+/** One of the bench's goals, checked on one framework and scenario. */
 export interface GoalCheck {
   readonly framework: Framework;
   readonly scenario: Scenario;
@@ -117,7 +117,7 @@ export interface GoalCheck {
 }
 
 /**
- * Issue 9's goals for Tollgate on Redis: added CPU per request ≤ 0.75× the cheapest peer's; Redis CPU per
+ * The bench's goals for Tollgate on Redis: added CPU per request ≤ 0.75× the cheapest peer's; Redis CPU per
  * request ≤ the least of any peer's; on DENY, throughput ≥ 0.95× the baseline.
  */
 export function checkGoals(rows: readonly CellSummary[]): GoalCheck[] {

@@ -1,6 +1,6 @@
 /**
  * Core-only rows in memory: MemoryStore checks per second on one hot key and across 100k keys, heap bytes
- * per bucket, and a flood of 2 million distinct keys through a store bounded at 100k (issue 6).
+ * per bucket, and a flood of 2 million distinct keys through a store bounded at 100k.
  */
 import { createLimiter, type Limiter, MemoryStore } from '@tollgate/core';
 import { median, percentileOfSorted } from '../stats.js';

@@ -19,7 +19,7 @@ interface FastifyRateLimitOptions {
 /**
  * @fastify/rate-limit, loaded without its type declarations: they declare Fastify's route
  * `config.rateLimit` with its own type, as @tollgate/fastify does with Tollgate's, and one program (the
- * test suites' typecheck) cannot hold both.
+ * bench's typecheck) cannot hold both.
  */
 const fastifyRateLimit = createRequire(import.meta.url)(
   '@fastify/rate-limit',

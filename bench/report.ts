@@ -75,7 +75,7 @@ export function httpTables(rows: readonly CellSummary[]): string {
   return out.join('\n\n');
 }
 
-/** Issue 9's goals, each met, missed, or not judged in this run. */
+/** The bench's goals, each met, missed, or not judged in this run. */
 export function goalTable(checks: readonly GoalCheck[]): string {
   const lines = checks.map((c) => [
     c.framework,

@@ -6,7 +6,7 @@ import { BUILT_PACKAGES } from './built/built-packages.js';
 import { pinProcess, SERVER_CORE } from './cpu.js';
 
 const SERVER_ENTRY = fileURLToPath(new URL('./apps/server.ts', import.meta.url));
-const TEST_DIR = fileURLToPath(new URL('..', import.meta.url));
+const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 
 /** A running app server process, with one app per scenario. */
 export interface AppServer {
@@ -51,7 +51,7 @@ async function startAppServer(
     process.execPath,
     ['--import', 'tsx', '--import', BUILT_PACKAGES, SERVER_ENTRY, framework, variant, redisUrl, keyPrefix],
     {
-      cwd: TEST_DIR,
+      cwd: BENCH_DIR,
       env: { ...process.env, NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -9,7 +9,6 @@ import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { startRedisServer } from '../harness/redis-server.js';
 import { BUILT_PACKAGES } from './built/built-packages.js';
 import { CORE_RESULT_PREFIX, type CoreResults } from './core/core-results.js';
 import { CAN_PIN, LOAD_CORE, pinnedCommand, pinProcess, SERVER_CORE } from './cpu.js';
@@ -17,10 +16,11 @@ import { type CellResult, runHttpBench, WrongAnswerError } from './http-bench.js
 import { checkGoals, summarize } from './http-summary.js';
 import { chooseLoadGenerator } from './load/load-generator.js';
 import { type BenchConfig, parseConfig } from './options.js';
+import { startRedisServer } from './redis-server.js';
 import { contextLines, coreTables, goalTable, httpTables } from './report.js';
 
 const CORE_ENTRY = fileURLToPath(new URL('./core/core-bench.ts', import.meta.url));
-const TEST_DIR = fileURLToPath(new URL('..', import.meta.url));
+const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 
 async function main(): Promise<void> {
   const config = parseConfig(process.argv.slice(2));
@@ -37,10 +37,7 @@ async function main(): Promise<void> {
     if (config.http) {
       raw.http = await runHttpBench(config, redisServer.url, stats, load);
       const rows = summarize(raw.http);
-      sections.push(
-        `### HTTP\n\n${httpTables(rows)}`,
-        `### Issue 9's goals\n\n${goalTable(checkGoals(rows))}`,
-      );
+      sections.push(`### HTTP\n\n${httpTables(rows)}`, `### Goals\n\n${goalTable(checkGoals(rows))}`);
     }
     if (config.core) {
       raw.core = await runCoreBench(config, redisServer.url);
@@ -82,7 +79,7 @@ async function runCoreBench(config: BenchConfig, redisUrl: string): Promise<Core
     JSON.stringify(config),
   ];
   const [command, args] = pinnedCommand(SERVER_CORE, process.execPath, nodeArgs);
-  const child = spawn(command, args, { cwd: TEST_DIR, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(command, args, { cwd: BENCH_DIR, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout.on('data', (chunk) => {
     stdout += chunk;

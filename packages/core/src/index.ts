@@ -1,13 +1,5 @@
 /** `@tollgate/core`: rate limiting exact under concurrency, in memory or on Redis. */
-export type { AlgorithmName } from './algorithms/registry.js';
-export {
-  type ConcurrencyLimiter,
-  type ConcurrencyLimiterOptions,
-  createConcurrencyLimiter,
-  type Lease,
-  type LeaseDecision,
-} from './concurrency-limiter.js';
-export type { Decision, DecisionReason, PolicyDecision } from './decision.js';
+
 export {
   BREAKER_CLOSE_CHANNEL,
   BREAKER_OPEN_CHANNEL,
@@ -24,46 +16,26 @@ export {
   type TollgateChannel,
   type TollgateEvents,
 } from './diagnostics/channels.js';
-export { type Duration, type DurationUnit, parseDuration } from './duration.js';
-export type { AllowList } from './http/allow-list.js';
-export type { RateLimitCallback } from './http/callbacks.js';
-export { ClientAddressError } from './http/client-address-error.js';
-export { ipIdentity } from './http/client-ip.js';
-export type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from './http/header-switches.js';
+export type { RateLimitCallback } from './http/answer/callbacks.js';
+export type {
+  AllowedAnswerHeader,
+  HeaderSwitches,
+  LimitedAnswerHeader,
+} from './http/answer/header-switches.js';
 export {
   type EarlierHeaders,
   type HeaderProfile,
   type ProfiledHeaders,
   type StackedHeaders,
   stackHeaders,
-} from './http/headers.js';
-export {
-  type ConcurrencyLimitOptions,
-  createHttpConcurrencyLimiter,
-  type HttpConcurrencyLimiter,
-} from './http/http-concurrency.js';
-export { createHttpLimiter, type HttpLimiter } from './http/http-limiter.js';
-export {
-  type CheckingLimiter,
-  concurrencyLifecycle,
-  type Handled,
-  type LeasingLimiter,
-  type ResponseAccess,
-  rateLimitLifecycle,
-} from './http/lifecycle.js';
-export type {
-  AdapterSettings,
-  LimitedMessage,
-  PerRequest,
-  RateLimitOptions,
-} from './http/options.js';
+} from './http/answer/headers.js';
 export type {
   ConcurrencyOutcome,
   NodeResponse,
   RateLimitInfo,
   RateLimitOutcome,
   RateLimitRejection,
-} from './http/outcome.js';
+} from './http/answer/outcome.js';
 export {
   COST_EXCEEDS_CAPACITY_TYPE,
   type CostExceedsCapacityProblem,
@@ -73,8 +45,11 @@ export {
   QUOTA_EXCEEDED_TYPE,
   type QuotaExceededProblem,
   quotaExceededProblem,
-} from './http/problem.js';
-export { RateLimitError } from './http/rate-limit-error.js';
+} from './http/answer/problem.js';
+export { RateLimitError } from './http/answer/rate-limit-error.js';
+export type { AllowList } from './http/identity/allow-list.js';
+export { ClientAddressError } from './http/identity/client-address-error.js';
+export { ipIdentity } from './http/identity/client-ip.js';
 export {
   type ByApiKeyOptions,
   type ByIpOptions,
@@ -85,12 +60,37 @@ export {
   type KeyFunction,
   type RequestAccess,
   type VerifyApiKey,
-} from './http/request-keys.js';
-export type { SuccessTest } from './http/response-counting.js';
-export { mergeRateLimitOptions, validateInheritedOptions } from './http/route-options.js';
-export type { Logger, WarningCode, WarningSwitches } from './http/warnings.js';
-export { type HashIdentityOptions, hashIdentity } from './identity.js';
-export type { InsuranceOptions } from './insurance.js';
+} from './http/identity/request-keys.js';
+export type {
+  AdapterSettings,
+  LimitedMessage,
+  PerRequest,
+  RateLimitOptions,
+  SuccessTest,
+} from './http/options/option-types.js';
+export { mergeRateLimitOptions, validateInheritedOptions } from './http/options/route-options.js';
+export {
+  type ConcurrencyLimitOptions,
+  createHttpConcurrencyLimiter,
+  type HttpConcurrencyLimiter,
+} from './http/pipeline/http-concurrency.js';
+export { createHttpLimiter, type HttpLimiter } from './http/pipeline/http-limiter.js';
+export {
+  type CheckingLimiter,
+  concurrencyLifecycle,
+  type Handled,
+  type LeasingLimiter,
+  type ResponseAccess,
+  rateLimitLifecycle,
+} from './http/pipeline/lifecycle.js';
+export {
+  type ConcurrencyLimiter,
+  type ConcurrencyLimiterOptions,
+  createConcurrencyLimiter,
+  type Lease,
+  type LeaseDecision,
+} from './limiter/concurrency-limiter.js';
+export type { InsuranceOptions } from './limiter/insurance.js';
 export {
   type BanOptions,
   type ConsumeOptions,
@@ -100,10 +100,17 @@ export {
   type OnStoreError,
   type RefundOptions,
   type StoreErrorAction,
-} from './limiter.js';
-export type { Policy, ResolvedPolicy } from './policy.js';
-export type { BucketMode, BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from './store.js';
-export { StoreUnavailableError } from './store-error.js';
+} from './limiter/limiter.js';
+export type { Decision, DecisionReason, PolicyDecision } from './model/decision.js';
+export type { AlgorithmName, Policy, ResolvedPolicy } from './model/policy.js';
+export type {
+  BucketMode,
+  BucketRequest,
+  BucketResult,
+  LeaseRequest,
+  LeaseResult,
+  Store,
+} from './model/store.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory/memory-store.js';
 export type {
   IoRedisClientLike,
@@ -113,3 +120,7 @@ export type {
 } from './stores/redis/redis-client.js';
 export { RedisStore } from './stores/redis/redis-store.js';
 export type { RedisStoreOptions } from './stores/redis/redis-store-options.js';
+export { type Duration, type DurationUnit, parseDuration } from './support/duration.js';
+export { type HashIdentityOptions, hashIdentity } from './support/identity.js';
+export { StoreUnavailableError } from './support/store-error.js';
+export type { Logger, WarningCode, WarningSwitches } from './support/warnings.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createConcurrencyLimiter } from '../src/concurrency-limiter.js';
-import type { Store } from '../src/store.js';
+import { createConcurrencyLimiter } from '../src/limiter/concurrency-limiter.js';
+import type { Store } from '../src/model/store.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
 
 /** A store whose every lease operation fails, as Redis does while it is down. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Duration, formatDuration, parseDuration } from '../src/duration.js';
+import { type Duration, formatDuration, parseDuration } from '../src/support/duration.js';
 
 describe('parseDuration', () => {
   it.each([

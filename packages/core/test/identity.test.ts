@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { boundIdentity, hashIdentity, MAX_IDENTITY_LENGTH } from '../src/identity.js';
+import { boundIdentity, hashIdentity, MAX_IDENTITY_LENGTH } from '../src/support/identity.js';
 
 const secret = 'sk_live_8f4b2c1d9e';
 const hmacKey = 'a-secret-of-the-app-0123456789abcdef';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLimiter } from '../src/limiter.js';
-import type { Store } from '../src/store.js';
+import { createLimiter } from '../src/limiter/limiter.js';
+import type { Store } from '../src/model/store.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
 
 describe('createLimiter options', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AlgorithmName } from '../src/algorithms/registry.js';
-import { createLimiter } from '../src/limiter.js';
+import { createLimiter } from '../src/limiter/limiter.js';
+import type { AlgorithmName } from '../src/model/policy.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
 
 function clockAt(startMs: number) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createConcurrencyLimiter } from '../src/concurrency-limiter.js';
+import { createConcurrencyLimiter } from '../src/limiter/concurrency-limiter.js';
 import { LeaseTable } from '../src/stores/memory/lease-table.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
 

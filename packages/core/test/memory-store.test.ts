@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLimiter } from '../src/limiter.js';
+import { createLimiter } from '../src/limiter/limiter.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
 
 function clockAt(startMs: number) {

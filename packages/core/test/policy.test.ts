@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLimiter } from '../src/limiter.js';
-import { resolvePolicies, resolvePoliciesFor } from '../src/policy.js';
+import { resolvePolicies, resolvePoliciesFor } from '../src/algorithms/policies.js';
+import { createLimiter } from '../src/limiter/limiter.js';
 
 describe('resolvePolicies', () => {
   it('resolves a policy into the units the stores count in', () => {

@@ -2,11 +2,8 @@
  * What an algorithm is to the stores: the maths of one policy's state, in TypeScript here and in Lua in
  * its `*.lua.ts` beside it, step for step, so the memory store and the Redis script agree to the bit.
  */
-import type { PolicyDecision } from '../decision.js';
-import type { ResolvedPolicy } from '../policy.js';
-
-/** One policy's state: a few numbers, whose meaning is the algorithm's. */
-export type PolicyState = number[];
+import type { PolicyDecision } from '../model/decision.js';
+import type { ResolvedPolicy } from '../model/policy.js';
 
 /**
  * Every state of a key, policy after policy, each at its offset: a check reads and changes them in

@@ -2,6 +2,7 @@
  * The algorithms, by name. Adding one: its folder (maths and Lua side by side) and a line in each of the
  * two lists below; nothing else changes.
  */
+import type { AlgorithmName } from '../model/policy.js';
 import type { Algorithm, AlgorithmLua } from './algorithm.js';
 import { fixedWindow } from './fixed-window/fixed-window.js';
 import { FIXED_WINDOW_LUA } from './fixed-window/fixed-window.lua.js';
@@ -15,18 +16,7 @@ export const ALGORITHMS = {
   'token-bucket': tokenBucket,
   'fixed-window': fixedWindow,
   'sliding-window': slidingWindow,
-} as const satisfies Readonly<Record<string, Algorithm>>;
-
-/**
- * How a policy counts:
- * - `'token-bucket'` (default): a bucket of `burst` tokens refilled continuously at `limit` per `window`.
- *   Smooth; a full bucket allows a burst, so a client's first window can see up to `limit + burst`.
- * - `'fixed-window'`: at most `limit` per `window`, the window starting at a client's first request (as
- *   express-rate-limit's stores, @fastify/rate-limit and rate-limiter-flexible count).
- * - `'sliding-window'`: the weighted two-window counter (as Cloudflare and Upstash use it): the previous
- *   window's count, weighted by how much of it the sliding window still covers, plus the current one's.
- */
-export type AlgorithmName = keyof typeof ALGORITHMS;
+} as const satisfies Readonly<Record<AlgorithmName, Algorithm>>;
 
 /** Each algorithm's Lua, for the Redis script (see `stores/redis/script/generate.ts`). */
 export const ALGORITHM_LUA: ReadonlyMap<Algorithm, AlgorithmLua> = new Map<Algorithm, AlgorithmLua>([

@@ -3,10 +3,12 @@
  * judge and write, all or none — and the limiter's ban, if it has one. The memory store runs this; the
  * Redis script does the same in Lua (`stores/redis/script/generate.ts`), step for step.
  */
-import type { ResolvedPolicy } from '../policy.js';
-import type { BucketMode } from '../store.js';
+
+import type { BanRule } from '../model/ban.js';
+import type { ResolvedPolicy } from '../model/policy.js';
+import type { BucketMode } from '../model/store.js';
 import type { StateFields } from './algorithm.js';
-import { admitted, type BanRule, banIdleMs, bannedUntil, currentBan, refused } from './ban/ban.js';
+import { admitted, banIdleMs, bannedUntil, currentBan, refused } from './ban/ban.js';
 import { ALGORITHMS } from './registry.js';
 
 /** The outcome of {@link settlePolicies}, besides the states it left in place. */

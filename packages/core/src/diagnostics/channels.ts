@@ -4,8 +4,8 @@
  * `hasSubscribers` before it builds an event.
  */
 import { type Channel, channel, subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { Decision } from '../decision.js';
-import type { BucketMode, Store } from '../store.js';
+import type { Decision } from '../model/decision.js';
+import type { BucketMode, Store } from '../model/store.js';
 
 /** Every decision of a check: one per `consume` of a core limiter, one per request of an HTTP limiter. */
 export const DECISION_CHANNEL = 'tollgate:decision';

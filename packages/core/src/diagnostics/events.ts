@@ -3,9 +3,9 @@
  * subscriber: an event nobody listens to is never built.
  */
 import { createHash } from 'node:crypto';
-import type { Decision } from '../decision.js';
-import { reasonOf } from '../http/warnings.js';
-import type { BucketMode, Store } from '../store.js';
+import type { Decision } from '../model/decision.js';
+import type { BucketMode, Store } from '../model/store.js';
+import { reasonOf } from '../support/warnings.js';
 import type {
   BreakerCloseEvent,
   BreakerOpenEvent,

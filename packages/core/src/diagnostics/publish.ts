@@ -3,8 +3,8 @@
  * takes only what the caller already holds, so with nobody listening a check builds nothing, reads no
  * clock and hashes nothing.
  */
-import type { Decision } from '../decision.js';
-import type { BucketMode, Store } from '../store.js';
+import type { Decision } from '../model/decision.js';
+import type { BucketMode, Store } from '../model/store.js';
 import {
   breakerCloseChannel,
   breakerOpenChannel,

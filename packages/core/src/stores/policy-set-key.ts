@@ -4,8 +4,8 @@
  * buckets rather than misreading levels written for other numbers.
  */
 import { createHash } from 'node:crypto';
-import type { BanRule } from '../algorithms/ban/ban.js';
-import type { ResolvedPolicy } from '../policy.js';
+import type { BanRule } from '../model/ban.js';
+import type { ResolvedPolicy } from '../model/policy.js';
 
 /** By the policy array, or by the ban rule when there is one (both are made once per limiter). */
 const computed = new WeakMap<object, string>();

@@ -6,8 +6,8 @@ import {
   DENY_CACHE_HIT_CHANNEL,
   STORE_ERROR_CHANNEL,
 } from '../../src/diagnostics/channels.js';
-import { createLimiter } from '../../src/limiter.js';
-import type { Store } from '../../src/store.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
+import type { Store } from '../../src/model/store.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { clockAt, failingStore } from '../http/fixtures.js';
 import { record } from './record.js';

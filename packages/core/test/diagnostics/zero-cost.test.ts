@@ -22,9 +22,9 @@ import {
   undecidedEvent,
 } from '../../src/diagnostics/events.js';
 import { publishBreakerClose, publishBreakerOpen } from '../../src/diagnostics/publish.js';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import { createLimiter } from '../../src/limiter.js';
-import type { Store } from '../../src/store.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
+import type { Store } from '../../src/model/store.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import {
   type FakeRequest,

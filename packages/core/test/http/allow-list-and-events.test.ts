@@ -1,8 +1,8 @@
 /** `allowList`, `onExceeding` and `onExceeded` on the core: who is never charged, and who is told what. */
 import { describe, expect, it } from 'vitest';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import type { RateLimitInfo } from '../../src/http/outcome.js';
+import type { RateLimitInfo } from '../../src/http/answer/outcome.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { type FakeRequest, fakeAccess, recordingLogger, storeOnClock, TEST_ADAPTER } from './fixtures.js';
 
 type Options = RateLimitOptions<FakeRequest>;

@@ -5,8 +5,8 @@
  */
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { allowListOption, compileAllowList } from '../../src/http/allow-list.js';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
+import { allowListOption, compileAllowList } from '../../src/http/identity/allow-list.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { type FakeRequest, fakeAccess, storeOnClock, TEST_ADAPTER } from './fixtures.js';
 
 /** Whether a client with this IP, limited under `key`, is allow-listed by `list`. */

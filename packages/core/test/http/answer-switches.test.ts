@@ -1,10 +1,10 @@
 /** `statusCode`, `addHeaders` and `addHeadersOnExceeding` on the core: what a limited or allowed answer carries. */
 import { describe, expect, it } from 'vitest';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import type { RateLimitInfo, RateLimitOutcome } from '../../src/http/outcome.js';
-import { QUOTA_EXCEEDED_TYPE } from '../../src/http/problem.js';
-import type { RateLimitError } from '../../src/http/rate-limit-error.js';
+import type { RateLimitInfo, RateLimitOutcome } from '../../src/http/answer/outcome.js';
+import { QUOTA_EXCEEDED_TYPE } from '../../src/http/answer/problem.js';
+import type { RateLimitError } from '../../src/http/answer/rate-limit-error.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { type FakeRequest, fakeAccess, storeOnClock, TEST_ADAPTER } from './fixtures.js';
 
 type Options = RateLimitOptions<FakeRequest>;

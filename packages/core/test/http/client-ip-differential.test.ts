@@ -4,7 +4,7 @@
  */
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { addressIdentity, ipIdentity } from '../../src/http/client-ip.js';
+import { addressIdentity, ipIdentity } from '../../src/http/identity/client-ip.js';
 
 /** mulberry32: small, fast and deterministic, so a failure can be replayed from its seed. */
 function seededRandom(seed: number): () => number {

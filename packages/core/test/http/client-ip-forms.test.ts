@@ -9,8 +9,8 @@ import {
   ipIdentity,
   isUnparsedAddress,
   readClientAddress,
-} from '../../src/http/client-ip.js';
-import { byIp } from '../../src/http/request-keys.js';
+} from '../../src/http/identity/client-ip.js';
+import { byIp } from '../../src/http/identity/request-keys.js';
 import { fakeAccess } from './fixtures.js';
 
 describe('ipIdentity of IPv4 clients written as IPv6', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_IPV6_SUBNET, ipIdentity } from '../../src/http/client-ip.js';
+import { DEFAULT_IPV6_SUBNET, ipIdentity } from '../../src/http/identity/client-ip.js';
 
 describe('ipIdentity for IPv4', () => {
   it('keys an IPv4 address as itself', () => {

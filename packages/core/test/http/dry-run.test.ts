@@ -1,10 +1,10 @@
 /** `dryRun` and `dryRunHeaders` on the core HTTP layer, and the decision events of HTTP checks. */
 import { describe, expect, it } from 'vitest';
 import { DECISION_CHANNEL } from '../../src/diagnostics/channels.js';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import type { RateLimitOutcome } from '../../src/http/outcome.js';
-import type { Store } from '../../src/store.js';
+import type { RateLimitOutcome } from '../../src/http/answer/outcome.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
+import type { Store } from '../../src/model/store.js';
 import { record } from '../diagnostics/record.js';
 import {
   type FakeRequest,

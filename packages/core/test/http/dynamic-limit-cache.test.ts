@@ -5,8 +5,13 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { BOUND_LIMITERS_KEPT, type BoundLimiters, boundLimiters } from '../../src/http/bound-limiters.js';
-import { type RateLimitOptions, resolveRateLimitOptions } from '../../src/http/options.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { resolveRateLimitOptions } from '../../src/http/options/options.js';
+import {
+  BOUND_LIMITERS_KEPT,
+  type BoundLimiters,
+  boundLimiters,
+} from '../../src/http/pipeline/bound-limiters.js';
 import { type FakeRequest, storeOnClock, TEST_ADAPTER } from './fixtures.js';
 
 /** A request whose customer's limit the app looked up. */

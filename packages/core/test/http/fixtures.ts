@@ -1,9 +1,10 @@
 /** Test doubles for the HTTP layer: a plain request object, its access, a clock, a logger and faulty stores. */
-import type { AdapterSettings } from '../../src/http/options.js';
-import type { RequestAccess } from '../../src/http/request-keys.js';
-import type { Logger } from '../../src/http/warnings.js';
-import type { BucketResult, Store } from '../../src/store.js';
+
+import type { RequestAccess } from '../../src/http/identity/request-keys.js';
+import type { AdapterSettings } from '../../src/http/options/option-types.js';
+import type { BucketResult, Store } from '../../src/model/store.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
+import type { Logger } from '../../src/support/warnings.js';
 
 /** A request as the tests write it: what the framework would have resolved, and lower-case headers. */
 export interface FakeRequest {

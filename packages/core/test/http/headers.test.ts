@@ -1,16 +1,16 @@
 import { decodeDict, decodeItem, decodeList } from 'structured-field-values';
 import { type Item, parseDictionary, parseItem, parseList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/duration.js';
 import {
   createHeaderWriter,
   HEADER_PROFILES,
   type HeaderProfile,
   retryAfterSeconds,
   stackHeaders,
-} from '../../src/http/headers.js';
-import { createLimiter } from '../../src/limiter.js';
-import type { Policy } from '../../src/policy.js';
+} from '../../src/http/answer/headers.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
+import type { Policy } from '../../src/model/policy.js';
+import { parseDuration } from '../../src/support/duration.js';
 import { storeOnClock } from './fixtures.js';
 
 const PER_MINUTE: Policy = { limit: 10, window: '1m', name: 'minute' };

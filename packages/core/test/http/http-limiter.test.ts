@@ -1,12 +1,12 @@
 import { parseList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
-import { ClientAddressError } from '../../src/http/client-address-error.js';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import type { RateLimitInfo, RateLimitOutcome } from '../../src/http/outcome.js';
-import { COST_EXCEEDS_CAPACITY_TYPE, QUOTA_EXCEEDED_TYPE } from '../../src/http/problem.js';
-import { RateLimitError } from '../../src/http/rate-limit-error.js';
-import { byApiKey } from '../../src/http/request-keys.js';
+import type { RateLimitInfo, RateLimitOutcome } from '../../src/http/answer/outcome.js';
+import { COST_EXCEEDS_CAPACITY_TYPE, QUOTA_EXCEEDED_TYPE } from '../../src/http/answer/problem.js';
+import { RateLimitError } from '../../src/http/answer/rate-limit-error.js';
+import { ClientAddressError } from '../../src/http/identity/client-address-error.js';
+import { byApiKey } from '../../src/http/identity/request-keys.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import {
   type FakeRequest,
   failingStore,

@@ -7,9 +7,9 @@ import {
   type OptionsDocStyle,
   optionsTableMarkdown,
   withOptionsTable,
-} from '../../src/http/option-docs.js';
-import { OPTION_NAMES } from '../../src/http/option-table.js';
-import { WARNING_CODES } from '../../src/http/warnings.js';
+} from '../../src/http/options/option-docs.js';
+import { OPTION_NAMES } from '../../src/http/options/option-table.js';
+import { WARNING_CODES } from '../../src/support/warnings.js';
 
 /** How each adapter's README writes its request; Fastify's logger default is the app's. */
 const ADAPTER_READMES: readonly { readonly adapter: string; readonly style: OptionsDocStyle }[] = [

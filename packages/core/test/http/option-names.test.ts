@@ -1,10 +1,10 @@
 /** Names nobody declared, in options, in `warnings` and in policies: each throws, with a hint. */
 import { describe, expect, it } from 'vitest';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import { OPTION_NAMES } from '../../src/http/option-table.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import { PEER_OPTIONS } from '../../src/http/peer-options.js';
-import { WARNING_CODES } from '../../src/http/warnings.js';
+import { OPTION_NAMES } from '../../src/http/options/option-table.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { PEER_OPTIONS } from '../../src/http/options/peer-options.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
+import { WARNING_CODES } from '../../src/support/warnings.js';
 import { type FakeRequest, fakeAccess, TEST_ADAPTER } from './fixtures.js';
 
 type Options = RateLimitOptions<FakeRequest>;

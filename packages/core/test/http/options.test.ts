@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import { mergeRateLimitOptions, validateInheritedOptions } from '../../src/http/route-options.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { mergeRateLimitOptions, validateInheritedOptions } from '../../src/http/options/route-options.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { type FakeRequest, fakeAccess, TEST_ADAPTER } from './fixtures.js';
 
@@ -205,7 +205,7 @@ describe('default names', () => {
   /** A fresh copy of the modules, as in another process running the same code. */
   async function freshProcess() {
     vi.resetModules();
-    const { createHttpLimiter: create } = await import('../../src/http/http-limiter.js');
+    const { createHttpLimiter: create } = await import('../../src/http/pipeline/http-limiter.js');
     return (options: Options, settings = TEST_ADAPTER) => create(options, fakeAccess, settings).name;
   }
 

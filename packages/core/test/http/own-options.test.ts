@@ -4,13 +4,13 @@
  * construction or after it, for static limits and for limits a function returns per request.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import type { RateLimitOutcome } from '../../src/http/outcome.js';
-import { mergeRateLimitOptions } from '../../src/http/route-options.js';
-import { createLimiter } from '../../src/limiter.js';
-import type { Store } from '../../src/store.js';
-import { ownOptions } from '../../src/value-checks.js';
+import type { RateLimitOutcome } from '../../src/http/answer/outcome.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { mergeRateLimitOptions } from '../../src/http/options/route-options.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
+import type { Store } from '../../src/model/store.js';
+import { ownOptions } from '../../src/support/value-checks.js';
 import {
   type FakeRequest,
   failingStore,

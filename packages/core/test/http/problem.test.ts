@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../src/decision.js';
+import { decide } from '../../src/algorithms/decide.js';
+import { resolvePolicies } from '../../src/algorithms/policies.js';
 import {
   COST_EXCEEDS_CAPACITY_TYPE,
   costExceedsCapacityProblem,
@@ -8,9 +9,8 @@ import {
   QUOTA_EXCEEDED_TYPE,
   quotaExceededProblem,
   refusalStatus,
-} from '../../src/http/problem.js';
-import { createLimiter } from '../../src/limiter.js';
-import { resolvePolicies } from '../../src/policy.js';
+} from '../../src/http/answer/problem.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
 import { storeOnClock } from './fixtures.js';
 
 const POLICIES = [

@@ -1,8 +1,8 @@
 /** The `info` of a checked request: what later code reads, `resetKey`, and the limiter's own `resetKey`. */
 import { describe, expect, it } from 'vitest';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import type { RateLimitInfo } from '../../src/http/outcome.js';
+import type { RateLimitInfo } from '../../src/http/answer/outcome.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import {
   type FakeRequest,
   failingStore,

@@ -6,8 +6,8 @@ import {
   byUser,
   firstOf,
   type KeyFunction,
-} from '../../src/http/request-keys.js';
-import { hashIdentity } from '../../src/identity.js';
+} from '../../src/http/identity/request-keys.js';
+import { hashIdentity } from '../../src/support/identity.js';
 import { type FakeRequest, fakeAccess } from './fixtures.js';
 
 const keyOf = (key: KeyFunction<FakeRequest>, request: FakeRequest) => key(request, fakeAccess);

@@ -4,10 +4,10 @@
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import type { NodeResponse, RateLimitInfo } from '../../src/http/outcome.js';
-import type { BucketRequest, Store } from '../../src/store.js';
+import type { NodeResponse, RateLimitInfo } from '../../src/http/answer/outcome.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
+import type { BucketRequest, Store } from '../../src/model/store.js';
 import {
   type FakeRequest,
   failingStore,

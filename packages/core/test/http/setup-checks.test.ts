@@ -1,8 +1,8 @@
 /** The setup warnings that peers' users know: each found on live requests, each said once. */
 import { describe, expect, it } from 'vitest';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { AdapterSettings, RateLimitOptions } from '../../src/http/options.js';
-import type { RequestAccess } from '../../src/http/request-keys.js';
+import type { RequestAccess } from '../../src/http/identity/request-keys.js';
+import type { AdapterSettings, RateLimitOptions } from '../../src/http/options/option-types.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { type FakeRequest, fakeAccess, recordingLogger, storeOnClock, TEST_ADAPTER } from './fixtures.js';
 
 type Options = RateLimitOptions<FakeRequest>;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Warnings } from '../../src/http/warnings.js';
+import { Warnings } from '../../src/support/warnings.js';
 import { recordingLogger } from './fixtures.js';
 
 describe('Warnings.once', () => {

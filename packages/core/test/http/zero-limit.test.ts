@@ -1,11 +1,11 @@
 import { parseList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
-import { createHttpLimiter } from '../../src/http/http-limiter.js';
-import type { RateLimitOptions } from '../../src/http/options.js';
-import type { RateLimitOutcome } from '../../src/http/outcome.js';
-import { QUOTA_EXCEEDED_TYPE } from '../../src/http/problem.js';
-import { limitOrZero, resolveZeroLimit, zeroLimiter } from '../../src/http/zero-limit.js';
-import type { Store } from '../../src/store.js';
+import type { RateLimitOutcome } from '../../src/http/answer/outcome.js';
+import { QUOTA_EXCEEDED_TYPE } from '../../src/http/answer/problem.js';
+import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
+import { limitOrZero, resolveZeroLimit, zeroLimiter } from '../../src/limiter/zero-limit.js';
+import type { Store } from '../../src/model/store.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { clockAt, type FakeRequest, failingStore, fakeAccess, TEST_ADAPTER } from './fixtures.js';
 

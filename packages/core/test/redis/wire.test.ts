@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ResolvedPolicy } from '../../src/policy.js';
+import type { ResolvedPolicy } from '../../src/model/policy.js';
 import {
   answerLength,
   bucketResultOf,

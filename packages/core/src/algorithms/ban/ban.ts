@@ -5,15 +5,8 @@
  *
  * State: `[refusals, bannedUntilMs]`, kept after the key's policy states.
  */
+import type { BanRule } from '../../model/ban.js';
 import type { StateFields } from '../algorithm.js';
-
-/** A limiter's ban rule, resolved. */
-export interface BanRule {
-  /** Refusals in a row that start a ban. */
-  readonly after: number;
-  /** How long a ban lasts, in ms. */
-  readonly durationMs: number;
-}
 
 /**
  * The ban state at `o` of `st` brought to `nowMs` in place: a ban that has run out is over, and its count

@@ -4,7 +4,7 @@
  */
 
 import { ALGORITHMS } from '../../algorithms/registry.js';
-import type { ResolvedPolicy } from '../../policy.js';
+import type { ResolvedPolicy } from '../../model/policy.js';
 
 /**
  * Whether a key whose states (brought to `nowMs`, as `settlePolicies` leaves them) are in `st` would refuse

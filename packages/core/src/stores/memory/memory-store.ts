@@ -1,10 +1,11 @@
 /** Buckets in this process's memory: the default store, for one server, for tests, and as insurance. */
 
-import type { BanRule } from '../../algorithms/ban/ban.js';
+import { decideFields } from '../../algorithms/decide.js';
 import { policyStates, type Settled, settlePolicies, stateFieldCount } from '../../algorithms/settle.js';
-import { type Decision, decideFields } from '../../decision.js';
-import type { ResolvedPolicy } from '../../policy.js';
-import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../store.js';
+import type { BanRule } from '../../model/ban.js';
+import type { Decision } from '../../model/decision.js';
+import type { ResolvedPolicy } from '../../model/policy.js';
+import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../model/store.js';
 import { policySetKey } from '../policy-set-key.js';
 import { EvictionHeap } from './eviction-heap.js';
 import { refusesAgain } from './exhausted.js';

@@ -1,9 +1,9 @@
 /** The options of `RedisStore`, checked once, and the inputs it checks on every call. */
 import { publishBreakerClose, publishBreakerOpen } from '../../diagnostics/publish.js';
-import { type Duration, parseDuration } from '../../duration.js';
-import type { Logger, WarningSwitches, Warnings } from '../../http/warnings.js';
-import type { Store } from '../../store.js';
-import { ownOptions } from '../../value-checks.js';
+import type { Store } from '../../model/store.js';
+import { type Duration, parseDuration } from '../../support/duration.js';
+import { ownOptions } from '../../support/value-checks.js';
+import type { Logger, WarningSwitches, Warnings } from '../../support/warnings.js';
 import { adaptRedisClient } from './adapt-client.js';
 import { type BreakerSettings, CircuitBreaker } from './breaker.js';
 import type { RedisClientAdapter, RedisClientLike } from './redis-client.js';

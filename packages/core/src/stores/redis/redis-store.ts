@@ -1,10 +1,10 @@
 /** Buckets and leases in Redis, shared by every app server: each check is decided by one atomic script. */
-import type { BanRule } from '../../algorithms/ban/ban.js';
-import { DeadlineWatch } from '../../deadline-watch.js';
-import { Warnings } from '../../http/warnings.js';
-import type { ResolvedPolicy } from '../../policy.js';
-import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../store.js';
-import { StoreUnavailableError } from '../../store-error.js';
+import type { BanRule } from '../../model/ban.js';
+import type { ResolvedPolicy } from '../../model/policy.js';
+import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../model/store.js';
+import { DeadlineWatch } from '../../support/deadline-watch.js';
+import { StoreUnavailableError } from '../../support/store-error.js';
+import { Warnings } from '../../support/warnings.js';
 import { policySetKey } from '../policy-set-key.js';
 import type { CircuitBreaker } from './breaker.js';
 import { clusterSlot } from './cluster-slot.js';

@@ -4,10 +4,10 @@
  * as one script call. Redis pays its per-command cost once per batch, and — unlike a client's own
  * auto-pipelining — each check's deadline starts when it is really written.
  */
-import type { BanRule } from '../../algorithms/ban/ban.js';
-import type { DeadlineWatch, Watched } from '../../deadline-watch.js';
-import type { ResolvedPolicy } from '../../policy.js';
-import type { StoreUnavailableError } from '../../store-error.js';
+import type { BanRule } from '../../model/ban.js';
+import type { ResolvedPolicy } from '../../model/policy.js';
+import type { DeadlineWatch, Watched } from '../../support/deadline-watch.js';
+import type { StoreUnavailableError } from '../../support/store-error.js';
 import {
   answerLength,
   firstAnswerAt,

@@ -2,7 +2,7 @@
  * What the store checks once about its client and server, warning through its logger: client settings
  * that would queue checks, and an eviction policy that may drop live buckets.
  */
-import type { Warnings } from '../../http/warnings.js';
+import type { Warnings } from '../../support/warnings.js';
 import type { RedisClientAdapter } from './redis-client.js';
 
 /**

@@ -35,11 +35,11 @@
  * ends a lease: `leaseArgs` and `leaseReplyOf` below.
  */
 import { createHash } from 'node:crypto';
-import type { BanRule } from '../../../algorithms/ban/ban.js';
 import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
 import { ALGORITHMS } from '../../../algorithms/registry.js';
-import type { ResolvedPolicy } from '../../../policy.js';
-import type { BucketMode, BucketResult } from '../../../store.js';
+import type { BanRule } from '../../../model/ban.js';
+import type { ResolvedPolicy } from '../../../model/policy.js';
+import type { BucketMode, BucketResult } from '../../../model/store.js';
 import type { LuaScript } from '../redis-client.js';
 import { SETTLE_LUA } from './settle-script.generated.js';
 

@@ -1,0 +1,87 @@
+/** Decisions: what a limiter answers, derived from the stored states by one function for every store. */
+import type { Decision, PolicyDecision } from '../model/decision.js';
+import type { ResolvedPolicy } from '../model/policy.js';
+import type { BucketResult } from '../model/store.js';
+import type { StateFields } from './algorithm.js';
+import { ALGORITHMS } from './registry.js';
+
+/** Builds the {@link Decision} for a store's answer. */
+export function decide(policies: readonly ResolvedPolicy[], result: BucketResult, cost: number): Decision {
+  const { applied, states, nowMs, bannedUntilMs = 0 } = result;
+  // A loop, not map: this runs on every check.
+  const described: PolicyDecision[] = [];
+  for (let i = 0; i < policies.length; i++) {
+    const policy = policies[i] as ResolvedPolicy;
+    described.push(
+      ALGORITHMS[policy.algorithm].describe(policy, states[i] as readonly number[], 0, cost, nowMs),
+    );
+  }
+  return decisionOf(described, applied, nowMs, bannedUntilMs, cost);
+}
+
+/**
+ * {@link decide} from a key's state fields as `settlePolicies` leaves them (every policy's, in order),
+ * read where they lie: the memory store answers this way, without copying its states out.
+ */
+export function decideFields(
+  policies: readonly ResolvedPolicy[],
+  st: StateFields,
+  applied: boolean,
+  nowMs: number,
+  bannedUntilMs: number,
+  cost: number,
+): Decision {
+  const described: PolicyDecision[] = [];
+  for (let i = 0, o = 0; i < policies.length; i++) {
+    const policy = policies[i] as ResolvedPolicy;
+    const algorithm = ALGORITHMS[policy.algorithm];
+    described.push(algorithm.describe(policy, st, o, cost, nowMs));
+    o += algorithm.fields;
+  }
+  return decisionOf(described, applied, nowMs, bannedUntilMs, cost);
+}
+
+/** The decision from every policy's part: allowed only if the store applied it and no part forbids it. */
+function decisionOf(
+  described: PolicyDecision[],
+  applied: boolean,
+  nowMs: number,
+  bannedUntilMs: number,
+  cost: number,
+): Decision {
+  let overCapacity = false;
+  for (const state of described) if (state.retryAfterMs === undefined) overCapacity = true;
+  const banned = bannedUntilMs > nowMs;
+  const allowed = applied && !overCapacity && !banned;
+  const decidedBy =
+    described.length === 1 // most limiters have one policy
+      ? (described[0] as PolicyDecision)
+      : allowed
+        ? fewestRemaining(described)
+        : longestWait(described);
+  return {
+    allowed,
+    reason: allowed ? 'allowed' : overCapacity ? 'cost-exceeds-capacity' : banned ? 'banned' : 'limited',
+    cost,
+    retryAfterMs: allowed
+      ? 0
+      : banned && !overCapacity
+        ? Math.max(bannedUntilMs - nowMs, decidedBy.retryAfterMs ?? 0)
+        : decidedBy.retryAfterMs,
+    decidedBy,
+    policies: described,
+    decidedAtMs: nowMs,
+    degraded: false,
+  };
+}
+
+function fewestRemaining(states: readonly PolicyDecision[]): PolicyDecision {
+  return states.reduce((best, s) =>
+    s.remaining < best.remaining || (s.remaining === best.remaining && s.resetMs > best.resetMs) ? s : best,
+  );
+}
+
+function longestWait(states: readonly PolicyDecision[]): PolicyDecision {
+  const waitOf = (s: PolicyDecision) => s.retryAfterMs ?? Number.POSITIVE_INFINITY;
+  return states.reduce((worst, s) => (waitOf(s) > waitOf(worst) ? s : worst));
+}

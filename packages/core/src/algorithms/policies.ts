@@ -1,0 +1,102 @@
+/** Rate-limit policies: what users write, checked once and resolved into the numbers the stores use. */
+import type { AlgorithmName, Policy, ResolvedPolicy } from '../model/policy.js';
+import { type Duration, formatDuration, parseDuration } from '../support/duration.js';
+import { closestName, type NameHint, rejectUnknownNames } from '../support/unknown-names.js';
+import { describeValue, isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
+import { ALGORITHM_NAMES, ALGORITHMS } from './registry.js';
+
+const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+const POLICY_FIELDS = [
+  'limit',
+  'window',
+  'burst',
+  'name',
+  'algorithm',
+] as const satisfies readonly (keyof Policy)[];
+
+/** Fields of other limiters' policies that users bring along: a policy with a stray field must not run. */
+const PEER_FIELDS: ReadonlyMap<string, NameHint> = new Map([
+  ['max', { use: 'limit' }],
+  ['points', { use: 'limit' }],
+  ['windowMs', { use: "window (ms or '1m')" }],
+  ['timeWindow', { use: "window (ms or '1m')" }],
+  ['duration', { use: "window (ms or '1m')" }],
+  ['capacity', { use: 'burst' }],
+  ['maxTokens', { use: 'burst' }],
+]);
+
+/**
+ * Validates one policy or several and resolves them. Throws a `TypeError` that names the bad field.
+ *
+ * @example
+ * resolvePolicies([{ limit: 10, window: '1s' }, { limit: 1000, window: '1h', name: 'hourly' }]);
+ */
+export function resolvePolicies(policies: Policy | readonly Policy[]): readonly ResolvedPolicy[] {
+  return resolvePoliciesFor(policies, '');
+}
+
+/**
+ * {@link resolvePolicies} for a caller that has a name of its own: every message starts with `prefix`,
+ * such as `'@tollgate/express: '`.
+ *
+ * @example
+ * resolvePoliciesFor({ limit: 0, window: '1m' }, '@tollgate/express: ');
+ * // throws "@tollgate/express: policy.limit must be a positive whole number; got 0"
+ */
+export function resolvePoliciesFor(policies: unknown, prefix: string): readonly ResolvedPolicy[] {
+  const list: readonly unknown[] = Array.isArray(policies) ? policies : [policies];
+  if (list.length === 0) throw new TypeError(`${prefix}policies must hold at least one policy`);
+  const resolved = list.map((policy, index) =>
+    resolvePolicy(policy, `${prefix}${list.length > 1 ? `policies[${index}]` : 'policy'}`),
+  );
+  const seen = new Set<string>();
+  for (const { name } of resolved) {
+    if (seen.has(name)) throw new TypeError(`${prefix}policy names must be unique; '${name}' appears twice`);
+    seen.add(name);
+  }
+  return Object.freeze(resolved);
+}
+
+function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
+  if (!isSettingsObject(policy)) {
+    throw new TypeError(`${where} must be an object like { limit: 100, window: '1m' }`);
+  }
+  rejectUnknownNames(policy, POLICY_FIELDS, PEER_FIELDS, `${where} has an unknown field`);
+  // Own fields only: a `burst` on `Object.prototype` must not size every bucket that has none.
+  const {
+    limit: givenLimit,
+    window,
+    burst,
+    name: givenName,
+    algorithm = 'token-bucket',
+  } = ownOptions(policy);
+  const limit = positiveWholeNumber(givenLimit, `${where}.limit`);
+  const windowMs = parseDuration(window as Duration, `${where}.window`);
+  const capacity = burst === undefined ? limit : positiveWholeNumber(burst, `${where}.burst`);
+  const capacityUnits = capacity * windowMs;
+  if (!Number.isSafeInteger(capacityUnits)) {
+    throw new RangeError(`${where}: burst × window is too large to count exactly; use a shorter window`);
+  }
+  const name = givenName ?? `${limit}-per-${formatDuration(windowMs)}`;
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
+    throw new TypeError(`${where}.name must be 1–64 letters, digits, '_', '-' or '.'; got ${String(name)}`);
+  }
+  if (!ALGORITHM_NAMES.includes(algorithm as AlgorithmName)) {
+    const names = ALGORITHM_NAMES.map((known) => `'${known}'`).join(', ');
+    const hint = closestName(String(algorithm), ALGORITHM_NAMES);
+    throw new TypeError(
+      `${where}.algorithm must be one of ${names}; got ${describeValue(algorithm)}${hint ? `; did you mean '${hint}'?` : ''}`,
+    );
+  }
+  const resolved: ResolvedPolicy = Object.freeze({
+    name,
+    algorithm: algorithm as AlgorithmName,
+    limit,
+    windowMs,
+    capacity,
+    capacityUnits,
+  });
+  ALGORITHMS[resolved.algorithm].validate(resolved, where);
+  return resolved;
+}

@@ -1,0 +1,247 @@
+/**
+ * Rate-limit response headers, one pure function per profile. Values are data: adapters only write them.
+ *
+ * Second counts are whole seconds, rounded up, so a client that waits them is never early.
+ */
+import type { Decision, PolicyDecision } from '../../model/decision.js';
+import type { ResolvedPolicy } from '../../model/policy.js';
+
+/**
+ * Which standard headers to send.
+ * - `'draft-11'` (default): `RateLimit-Policy` and `RateLimit` structured fields of
+ *   draft-ietf-httpapi-ratelimit-headers-11, one list member per policy — the only profile that can
+ *   describe several policies at once, which Tollgate limiters often have.
+ * - `'draft-10'`: the same fields (draft-11 kept draft-10's syntax); the same output.
+ * - `'draft-7'`: one `RateLimit: limit=…, remaining=…, reset=…` field plus `RateLimit-Policy`.
+ * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`.
+ * - `false`: none (`Retry-After` is still sent on 429).
+ * The older drafts describe one policy: the one that decided.
+ */
+export type HeaderProfile = 'draft-11' | 'draft-10' | 'draft-7' | 'draft-6' | false;
+
+/** The header profiles, for validation and docs. */
+export const HEADER_PROFILES: readonly HeaderProfile[] = [
+  'draft-11',
+  'draft-10',
+  'draft-7',
+  'draft-6',
+  false,
+];
+
+/** The profile used when none is given. */
+export const DEFAULT_HEADER_PROFILE: HeaderProfile = 'draft-11';
+
+/**
+ * The extension parameter that carries a bucket's capacity (its `burst`) when it differs from the advertised
+ * quota. The drafts ask for implementation-specific parameters to carry a vendor prefix.
+ */
+export const BURST_PARAMETER = 'tollgate-burst';
+
+/** Writes the headers of one decision; built once per set of policies. */
+export type HeaderWriter = (decision: Decision) => Record<string, string>;
+
+/**
+ * Builds the header writer for a profile and a set of policies; constant parts are computed here, once.
+ * `legacy` adds `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` — the reset as Unix
+ * epoch seconds, as GitHub's API sends it (not the seconds-from-now of the drafts), by the store's clock.
+ */
+export function createHeaderWriter(
+  profile: HeaderProfile,
+  legacy: boolean,
+  policies: readonly ResolvedPolicy[],
+): HeaderWriter {
+  const standard = standardWriter(profile, policies);
+  return function writeHeaders(decision) {
+    const retryAfter = retryAfterSeconds(decision);
+    const headers = standard(decision, retryAfter);
+    if (legacy) {
+      const { limit, remaining, resetMs } = decision.decidedBy;
+      headers['X-RateLimit-Limit'] = String(limit);
+      headers['X-RateLimit-Remaining'] = String(remaining);
+      headers['X-RateLimit-Reset'] = String(Math.ceil((decision.decidedAtMs + resetMs) / 1000));
+    }
+    if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
+    return headers;
+  };
+}
+
+/**
+ * The `Retry-After` of a denied decision in whole seconds: the wait until every policy holds the cost,
+ * rounded up, and never earlier than the deciding policy's `t` (draft-11 §6: Retry-After SHOULD NOT end
+ * before the effective window). `undefined` when allowed, or when no wait will do (the cost exceeds a
+ * capacity).
+ *
+ * @example
+ * retryAfterSeconds(decision); // 20
+ */
+export function retryAfterSeconds(decision: Decision): number | undefined {
+  if (decision.allowed || decision.retryAfterMs === undefined) return undefined;
+  // With whole costs the deciding policy's next token never comes after the wait, so this is the wait;
+  // only a fractional cost can make `t` the larger of the two.
+  return Math.max(seconds(decision.retryAfterMs), effectiveWindow(decision.decidedBy));
+}
+
+type StandardWriter = (decision: Decision, retryAfter: number | undefined) => Record<string, string>;
+
+function standardWriter(profile: HeaderProfile, policies: readonly ResolvedPolicy[]): StandardWriter {
+  const quotas = new Map(policies.map((p) => [p.name, advertisedQuota(p)]));
+  const quotaOf = (p: PolicyDecision) => quotas.get(p.policy) as AdvertisedQuota;
+  // draft-6/7 `reset` refers to the same point in time as `Retry-After` on a 429, as both drafts ask.
+  const resetOf = (p: PolicyDecision, retryAfter: number | undefined) => retryAfter ?? seconds(p.resetMs);
+  switch (profile) {
+    case 'draft-11':
+    case 'draft-10': {
+      const policyField = [...quotas.values()].map((quota) => quota.listMember).join(', ');
+      return (decision) => ({
+        'RateLimit-Policy': policyField,
+        RateLimit: decision.policies
+          .map((p) => `"${p.policy}";r=${p.remaining};t=${effectiveWindow(p)}`)
+          .join(', '),
+      });
+    }
+    case 'draft-7':
+      return ({ decidedBy: p }, retryAfter) => ({
+        'RateLimit-Policy': quotaOf(p).item,
+        RateLimit: `limit=${quotaOf(p).quota}, remaining=${p.remaining}, reset=${resetOf(p, retryAfter)}`,
+      });
+    case 'draft-6':
+      return ({ decidedBy: p }, retryAfter) => ({
+        'RateLimit-Policy': quotaOf(p).item,
+        'RateLimit-Limit': String(quotaOf(p).quota),
+        'RateLimit-Remaining': String(p.remaining),
+        'RateLimit-Reset': String(resetOf(p, retryAfter)),
+      });
+    default:
+      return () => ({});
+  }
+}
+
+/** A policy as the headers advertise it: a quota per window of whole seconds, true to the bucket. */
+interface AdvertisedQuota {
+  /** `q`, the quota units that refill per advertised window. */
+  readonly quota: number;
+  /** The draft-10/11 `RateLimit-Policy` member: `"name";q=…;w=…`. */
+  readonly listMember: string;
+  /** The draft-6/7 `RateLimit-Policy` item: `q;w=…`. */
+  readonly item: string;
+}
+
+/**
+ * The drafts' windows are whole seconds, and a window rounded up would promise the wrong rate
+ * (`10 per 500ms` as `q=10;w=1` is half the real rate). So `w` is the shortest whole number of seconds
+ * that holds a whole number of windows, and `q` what refills in it: `10 per 500ms` is `q=20;w=1`,
+ * `10 per 1500ms` is `q=20;w=3`. Whole-second windows are unchanged. Exact for every window. The
+ * capacity is added as the burst parameter when it differs from `q`, since `r` can then exceed `q`, or
+ * never reach it.
+ */
+function advertisedQuota(policy: ResolvedPolicy): AdvertisedQuota {
+  const divisor = greatestCommonDivisor(policy.windowMs, 1000);
+  const quota = (policy.limit * 1000) / divisor;
+  const window = `w=${policy.windowMs / divisor}`;
+  const burst = policy.capacity === quota ? '' : `;${BURST_PARAMETER}=${policy.capacity}`;
+  return {
+    quota,
+    listMember: `"${policy.name}";q=${quota};${window}${burst}`,
+    item: `${quota};${window}${burst}`,
+  };
+}
+
+/**
+ * `t` of draft-10/11 for a token bucket: seconds until `r` grows, rounded up. Within it the client can use
+ * no more than `r` (draft-11 §4.1.2); after it, more quota is available (draft-10 §4.1.2). For a full
+ * bucket, the time a spent token takes to come back.
+ */
+function effectiveWindow(policy: PolicyDecision): number {
+  return seconds(policy.nextTokenMs);
+}
+
+/**
+ * The fields each profile writes. A response carries the fields of one profile only, so when a later
+ * limiter on the same response uses another one, the earlier limiter's fields are removed.
+ */
+const STANDARD_FIELDS: Record<ProfileFamily, readonly string[]> = {
+  list: ['RateLimit-Policy', 'RateLimit'],
+  'draft-7': ['RateLimit-Policy', 'RateLimit'],
+  'draft-6': ['RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+};
+
+/** Profiles with the same fields and syntax: draft-10 and draft-11 are one family. */
+type ProfileFamily = 'list' | 'draft-7' | 'draft-6';
+
+function familyOf(profile: HeaderProfile | undefined): ProfileFamily | undefined {
+  if (profile === 'draft-11' || profile === 'draft-10') return 'list';
+  return profile || undefined;
+}
+
+/** A limiter's fields and the profile that wrote them, as a check's outcome carries them. */
+export interface ProfiledHeaders {
+  readonly headers: Readonly<Record<string, string>>;
+  /** The profile of `headers`; absent or `false` when they hold no standard fields. */
+  readonly profile?: HeaderProfile;
+}
+
+/** What earlier limiters left on a response. */
+export interface EarlierHeaders {
+  /**
+   * The profile of the standard fields on the response, as the last {@link stackHeaders} returned it;
+   * `undefined` when no limiter wrote any.
+   */
+  readonly profile: HeaderProfile | undefined;
+  /** Reads a field already set. */
+  get(name: string): unknown;
+}
+
+/** What to do to a response: remove `remove`, then set `set`, then record `profile` for the next limiter. */
+export interface StackedHeaders {
+  readonly set: Record<string, string>;
+  readonly remove: readonly string[];
+  readonly profile: HeaderProfile | undefined;
+}
+
+/**
+ * The headers to set when an earlier limiter may already have set some on this response (Express and Koa
+ * run a route's limiter after the app-wide one). The response keeps the fields of one profile:
+ * - both draft-10/11: the `RateLimit` and `RateLimit-Policy` lists keep both limiters' members;
+ * - otherwise the later limiter's standard fields replace the earlier one's, and fields of the earlier
+ *   profile that the later one does not write are removed, so no field describes another policy than its
+ *   neighbours; a later limiter with `headers: false` leaves the earlier fields alone.
+ * `Retry-After` keeps the longer wait; legacy `X-RateLimit-*` fields are the later limiter's.
+ *
+ * @example
+ * const stacked = stackHeaders(outcome, { profile: written.get(res), get: (name) => res.get(name) });
+ * for (const name of stacked.remove) res.removeHeader(name);
+ * res.set(stacked.set);
+ * written.set(res, stacked.profile);
+ */
+export function stackHeaders(later: ProfiledHeaders, earlier: EarlierHeaders): StackedHeaders {
+  // The usual case, one limiter on a response that goes on: nothing earlier to merge, nothing to copy.
+  if (earlier.profile === undefined && later.headers['Retry-After'] === undefined) {
+    return { set: later.headers, remove: NOTHING_TO_REMOVE, profile: later.profile || undefined };
+  }
+  const set = { ...later.headers };
+  const laterFamily = familyOf(later.profile || undefined);
+  const earlierFamily = familyOf(earlier.profile);
+  let remove: readonly string[] = [];
+  if (laterFamily === 'list' && earlierFamily === 'list') {
+    for (const name of STANDARD_FIELDS.list) {
+      const before = earlier.get(name);
+      if (typeof before === 'string' && before !== '') set[name] = `${before}, ${set[name]}`;
+    }
+  } else if (laterFamily !== undefined && earlierFamily !== undefined && laterFamily !== earlierFamily) {
+    remove = STANDARD_FIELDS[earlierFamily].filter((name) => !(name in set));
+  }
+  const retryBefore = Number(earlier.get('Retry-After'));
+  const retryNow = set['Retry-After'];
+  if (retryNow !== undefined && retryBefore > Number(retryNow)) set['Retry-After'] = String(retryBefore);
+  return { set, remove, profile: later.profile || earlier.profile };
+}
+
+const NOTHING_TO_REMOVE: readonly string[] = Object.freeze([]);
+
+function seconds(ms: number): number {
+  return Math.ceil(ms / 1000);
+}
+
+function greatestCommonDivisor(a: number, b: number): number {
+  return b === 0 ? a : greatestCommonDivisor(b, a % b);
+}

@@ -1,0 +1,48 @@
+/**
+ * The default answers to refused requests, built once per distinct answer: a client hammering while
+ * refused gets the same problem details many times a second, and serializing them again each time cost
+ * more than the rest of a deny-cache refusal.
+ */
+import type { Decision } from '../../model/decision.js';
+import { retryAfterSeconds } from './headers.js';
+import type { RateLimitRejection } from './outcome.js';
+import { PROBLEM_JSON, problemDetails } from './problem.js';
+
+/** Distinct answers kept; past this many they are all dropped (a rebuild costs only one serialization). */
+const MAX_ANSWERS = 256;
+
+/** The problem-details answers of one limiter. */
+export class ProblemAnswers {
+  readonly #answers = new Map<string, RateLimitRejection>();
+
+  /** The answer to a refused decision, with `status` (429, 403, or the `statusCode` option). */
+  answer(decision: Decision, status: number): RateLimitRejection {
+    const key = answerKey(decision, status);
+    let answer = this.#answers.get(key);
+    if (answer === undefined) {
+      answer = rejectionOf(status, PROBLEM_JSON, JSON.stringify(problemDetails(decision, status)));
+      if (this.#answers.size >= MAX_ANSWERS) this.#answers.clear();
+      this.#answers.set(key, answer);
+    }
+    return answer;
+  }
+}
+
+/** A rejection with its body as bytes too, frozen: it may be shared by many requests. */
+export function rejectionOf(status: number, contentType: string, body: string): RateLimitRejection {
+  return Object.freeze({ status, contentType, body, bytes: Buffer.from(body) });
+}
+
+/**
+ * Everything `problemDetails` reads of a decision: two decisions with the same key get the same body.
+ * Policies are named, not numbered: one HTTP limiter may decide with different policies per request.
+ */
+function answerKey(decision: Decision, status: number): string {
+  const { decidedBy } = decision;
+  let key = `${status}|${decision.reason}|${retryAfterSeconds(decision)}|${decision.cost}|${decidedBy.policy}|${decidedBy.capacity}`;
+  for (const policy of decision.policies) {
+    const wait = policy.retryAfterMs === 0 ? '0' : policy.retryAfterMs === undefined ? 'never' : 'later';
+    key += `|${policy.policy}:${wait}`;
+  }
+  return key;
+}

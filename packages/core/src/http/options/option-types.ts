@@ -1,0 +1,197 @@
+/** The options' types: what users and adapters give `createHttpLimiter`, before they are checked. */
+import type { DenyCacheOptions } from '../../limiter/deny-cache.js';
+import type { InsuranceOptions } from '../../limiter/insurance.js';
+import type { BanOptions } from '../../limiter/limiter.js';
+import type { AlgorithmName, Policy } from '../../model/policy.js';
+import type { Store } from '../../model/store.js';
+import type { Duration } from '../../support/duration.js';
+import type { Logger, WarningSwitches } from '../../support/warnings.js';
+import type { RateLimitCallback } from '../answer/callbacks.js';
+import type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from '../answer/header-switches.js';
+import type { HeaderProfile } from '../answer/headers.js';
+import type { RateLimitInfo } from '../answer/outcome.js';
+import type { AllowList } from '../identity/allow-list.js';
+import type { KeyFunction } from '../identity/request-keys.js';
+
+/**
+ * What a request gets when the store fails: the insurance limiter's decision, a pass without limit, or
+ * the store's error (see `onStoreError`).
+ */
+export type StoreFailureAnswer = 'insurance' | 'allow' | 'deny';
+
+/** A value, or a function of the request that returns it (possibly async). */
+export type PerRequest<Req, T> = T | ((request: Req) => T | Promise<T>);
+
+/** What a 429 answer says instead of the default problem details: text, a JSON object, or a function. */
+export type LimitedMessage<Req> =
+  | string
+  | Record<string, unknown>
+  | ((
+      request: Req,
+      info: RateLimitInfo,
+    ) => string | Record<string, unknown> | Promise<string | Record<string, unknown>>);
+
+/**
+ * Options shared by `@tollgate/express`, `@tollgate/fastify` and `@tollgate/koa`. Give `limit` + `window`
+ * (+ `burst`), or `policies`; with neither, each client may send 100 requests per minute. `Req` is the
+ * framework's request; `Res` what `requestWasSuccessful` is given besides it (Express `res`, Fastify
+ * `reply`, Koa `ctx.response`).
+ */
+export interface RateLimitOptions<Req, Res = unknown> {
+  /**
+   * Tokens per `window`; may be a function of the request for per-plan limits. `0` refuses every request
+   * with a 429 (no `Retry-After`: no wait will do), without asking the store. Default: `100`.
+   *
+   * A function may return any number of distinct limits (per customer, from a database, say). A limiter
+   * is kept in memory for each of the last 1,000 distinct limits used (2–3 KB each); one used less
+   * recently is let go and built again when its limit comes back, finding its clients' buckets in the
+   * store as they were. Only the insurance limiter's per-process counts of a limit let go start over.
+   * `resetKey` reaches the buckets of the kept limits and of the last 10,000 let go.
+   */
+  limit?: PerRequest<Req, number>;
+  /** The window: ms or `'15s'`, `'10 seconds'`, `'2 minutes'`, `'1h'`, … Default: `'1m'`. */
+  window?: Duration;
+  /** Bucket capacity when it should differ from `limit`. Default: `limit`. */
+  burst?: number;
+  /**
+   * How `limit` per `window` is counted: `'token-bucket'` (default), `'fixed-window'` (at most `limit`
+   * per window from a client's first request, as the peers count) or `'sliding-window'`.
+   */
+  algorithm?: AlgorithmName;
+  /** Several policies, checked and charged together. Instead of `limit`/`window`/`burst`/`algorithm`. */
+  policies?: Policy | readonly Policy[];
+  /** Where buckets live. Default: a `MemoryStore` of this limiter's own. Share one `RedisStore` across limiters. */
+  store?: Store;
+  /** Who is limited. Default: `byIp()`. See `byApiKey`, `byUser`, `firstOf`. */
+  key?: KeyFunction<Req>;
+  /**
+   * This limiter's namespace in the store: limiters with the same name share buckets. Default: derived
+   * from the policies (and, in Fastify, the route) and the order limiters are created in — stable
+   * across processes running the same code. Set it to share on purpose, or to keep buckets across deploys
+   * that add limiters.
+   */
+  name?: string;
+  /** Tokens a request costs; a number or a function of the request. Default: `1`. */
+  cost?: PerRequest<Req, number>;
+  /** Requests for which this returns true are not limited and get no headers. */
+  skip?: (request: Req) => boolean | Promise<boolean>;
+  /**
+   * Clients that are never charged and get no headers: client IPs (as the framework resolves them,
+   * under its trusted-proxy setting) and identities (as the key function returns them, `'user:admin'`),
+   * or a function of the request and its identity (sync or async).
+   */
+  allowList?: AllowList<Req>;
+  /**
+   * Count only the requests whose response failed: a successful one gets its tokens back once its
+   * response has ended (to limit failed logins only, say). Default: `false`.
+   */
+  skipSuccessfulRequests?: boolean;
+  /** Count only the requests whose response succeeded: a failed one gets its tokens back. Default: `false`. */
+  skipFailedRequests?: boolean;
+  /** Whether a response counts as a success, for the two options above. Default: status below 400. */
+  requestWasSuccessful?: SuccessTest<Req, Res>;
+  /** The standard header profile. Default: `'draft-11'` (see `HeaderProfile`). */
+  headers?: HeaderProfile;
+  /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (reset as Unix epoch seconds). Default: `false`. */
+  legacyHeaders?: boolean;
+  /** Switch headers of limited answers off, one by one: `{ 'retry-after': false }`. Default: all on. */
+  addHeaders?: HeaderSwitches<LimitedAnswerHeader>;
+  /** Switch headers of allowed answers off, one by one: `{ 'ratelimit-policy': false }`. Default: all on. */
+  addHeadersOnExceeding?: HeaderSwitches<AllowedAnswerHeader>;
+  /** The status of a limited answer. A cost beyond capacity is answered 403 whatever it is. Default: `429`. */
+  statusCode?: number;
+  /** The 429 body instead of RFC 9457 problem details: a string (text/plain), an object (JSON), or a function. */
+  message?: LimitedMessage<Req>;
+  /**
+   * An older spelling of `onStoreError`: `true` is `'allow'`, `false` is `'deny'`. Not with `onStoreError`.
+   * Default: none (`onStoreError` decides).
+   */
+  failOpen?: boolean;
+  /**
+   * What a request gets when the store fails (down, silent past `timeout`, or erroring):
+   * - `'insurance'` (default): the limiter's per-process insurance limiter decides, with headers and 429s
+   *   as usual; an outage loosens the limit to per-process counting instead of removing it;
+   * - `'allow'`: the request goes through, unlimited and without rate-limit headers;
+   * - `'deny'`: the store's error goes to the framework's error handling (a 500 by default);
+   * - a function of the error and the request returning one of these (sync or async).
+   */
+  onStoreError?:
+    | StoreFailureAnswer
+    | ((error: unknown, request: Req) => StoreFailureAnswer | Promise<StoreFailureAnswer>);
+  /**
+   * The insurance limiter: the same policies in this process's memory. `instances` divides each limit
+   * among that many app servers, so together they stay near the real limit. Default: `{ instances: 1 }`.
+   */
+  insurance?: InsuranceOptions;
+  /**
+   * Answer a client the store told to wait in process until the wait is over: no round trip while it
+   * keeps knocking. Default: `{ maxKeys: 10_000 }` (off in front of a `MemoryStore`). `false`: off.
+   */
+  denyCache?: false | DenyCacheOptions;
+  /**
+   * Refuse a client outright for `duration` once it was refused `after` times in a row (no request
+   * admitted in between): rate-limiter-flexible's `blockDuration`, @fastify/rate-limit's `ban`. Such
+   * refusals say `info.decision.reason === 'banned'`, with `Retry-After` the time left. Default: none.
+   */
+  ban?: BanOptions;
+  /**
+   * The longest a check waits for a store that gives no answer before it takes `onStoreError`. Time this
+   * process spends busy does not count. Default: `'1s'`. `false`: no limit.
+   */
+  timeout?: Duration | false;
+  /** Where warnings and store errors are logged. Default: `console` (Fastify: the app's logger). */
+  logger?: Logger;
+  /** Switch warnings off, all (`false`) or by code (`{ TOLLGATE_MISSING_IP: false }`). Default: on. */
+  warnings?: WarningSwitches;
+  /**
+   * Instead of answering 429 itself, hand a `RateLimitError` to the framework's error handling
+   * (Express `next(err)`, Fastify `setErrorHandler`, Koa error middleware), headers already set. Default: `false`.
+   */
+  throwOnLimit?: boolean;
+  /** The adapter's own 429 handler; its type is the framework's (see each adapter). Not with `throwOnLimit`. */
+  handler?: unknown;
+  /**
+   * Shadow mode, for rolling a limiter out: every request is decided and charged exactly as when
+   * enforcing, but goes on even when it would be refused (nor does a store failure fail it). Would-be
+   * refusals are published as `'dry-run-limited'` on the `tollgate:decision` channel, passed to
+   * `onExceeded`, and logged as `TOLLGATE_DRY_RUN_LIMITED` (at most one line per 10 s). `true`, or a
+   * function of the request (sync or async). Default: `false`.
+   */
+  dryRun?: PerRequest<Req, boolean>;
+  /**
+   * In dry run, send the rate-limit headers as enforcing would (never `Retry-After`: the request is not
+   * refused). Default: `false` (a dry run is invisible to clients).
+   */
+  dryRunHeaders?: boolean;
+  /** Called for each request the limiter lets through (not awaited; if it throws, that is logged). */
+  onExceeding?: RateLimitCallback<Req>;
+  /** Called for each request the limiter refuses (not awaited; if it throws, that is logged). */
+  onExceeded?: RateLimitCallback<Req>;
+  /**
+   * Where later code finds the request's `RateLimitInfo`: Express `req[name]`, Fastify `request[name]`,
+   * Koa `ctx.state[name]`. Stacked limiters write in turn: the last one's stays. `false`: nowhere.
+   * Default: `'rateLimit'`.
+   */
+  requestPropertyName?: string | false;
+}
+
+/** Says whether a response counts as a success. Default: status below 400. */
+export type SuccessTest<Req, Res> = (request: Req, response: Res) => boolean | Promise<boolean>;
+
+/** What an adapter tells the core about itself: its name for messages, and defaults it knows better. */
+export interface AdapterSettings {
+  /**
+   * Starts every message: the adapter's package, and where the limiter is if that helps find it:
+   * `'@tollgate/express'`, `'@tollgate/fastify (route GET /search)'`.
+   */
+  readonly adapter: string;
+  /** Makes default names stable by where the limiter is used (Fastify: the route). */
+  readonly nameSeed?: string;
+  /** The logger when none is given. Default: `console`. */
+  readonly logger?: Logger;
+  /**
+   * `true` when the adapter sees the limiter being created while a request is being handled (inside a
+   * middleware or a route handler): one created per request limits nothing, so that is warned about.
+   */
+  readonly inRequestHandler?: boolean;
+}

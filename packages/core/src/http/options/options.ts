@@ -1,0 +1,194 @@
+/** The options every adapter shares: one public type, checked once by the option table into a resolved config. */
+import { createHash } from 'node:crypto';
+import { resolvePoliciesFor } from '../../algorithms/policies.js';
+import { isZeroLimit, limitOrZero, resolveZeroLimit } from '../../limiter/zero-limit.js';
+import type { AlgorithmName, Policy, ResolvedPolicy } from '../../model/policy.js';
+import { parseDuration } from '../../support/duration.js';
+import { rejectUnknownNames } from '../../support/unknown-names.js';
+import { isSettingsObject, ownOptions } from '../../support/value-checks.js';
+import {
+  type CheckedOptions,
+  DEFAULT_LIMIT,
+  DEFAULT_WINDOW,
+  OPTION_NAMES,
+  OPTION_TABLE,
+  type OptionName,
+} from './option-table.js';
+import type { AdapterSettings, RateLimitOptions, StoreFailureAnswer } from './option-types.js';
+import { PEER_OPTIONS } from './peer-options.js';
+
+/** The options after validation, with defaults applied: each option as its check in the option table left it. */
+export type ResolvedRateLimitOptions<Req> = Omit<
+  CheckedOptions,
+  'limit' | 'window' | 'burst' | 'algorithm' | 'policies' | 'name' | 'timeout' | 'failOpen' | 'onStoreError'
+> & {
+  /** `onStoreError`, or what `failOpen` means, or the default. */
+  readonly onStoreError:
+    | StoreFailureAnswer
+    | ((error: unknown, request: Req) => StoreFailureAnswer | Promise<StoreFailureAnswer>);
+  /** The policies when they are the same for every request. */
+  readonly policies: Policy | readonly Policy[] | undefined;
+  /** Otherwise (`limit` given as a function), how a request's policy is found. */
+  readonly perRequestPolicy: PerRequestPolicy<Req> | undefined;
+  /** The given name, or one derived from the policies. */
+  readonly name: string;
+  /** `timeout` in milliseconds; `undefined` for no limit. */
+  readonly timeoutMs: number | undefined;
+};
+
+/** The policy of each request when `limit` is a function of the request. */
+export interface PerRequestPolicy<Req> {
+  /** The request's limit, as the function returned it, checked: a whole number, 0 to refuse every request. */
+  readonly limitOf: (request: Req) => Promise<number>;
+  /** The policy of a limit: it with the static `window`, `burst` and `algorithm`. Built once per limit seen. */
+  readonly policyFor: (limit: number) => Policy;
+}
+
+const DEFAULT_WINDOW_MS = parseDuration(DEFAULT_WINDOW);
+
+/** How many limiters were given each default name so far: the n-th one gets suffix n. */
+const defaultNamesGiven = new Map<string, number>();
+
+/**
+ * Validates an adapter's options once, at construction, entry by entry of the option table. Throws a
+ * `TypeError` that starts with the adapter and names the option.
+ *
+ * @example
+ * const config = resolveRateLimitOptions({ limit: 100, window: '1m' }, { adapter: '@tollgate/express' });
+ */
+export function resolveRateLimitOptions<Req, Res = unknown>(
+  options: RateLimitOptions<Req, Res>,
+  adapterSettings: AdapterSettings,
+): ResolvedRateLimitOptions<Req> {
+  // Both copied once, here: no read of an option, now or per request, can reach `Object.prototype`.
+  const settings = ownOptions(adapterSettings);
+  const prefix = settings.adapter;
+  if (!isSettingsObject(options)) {
+    throw new TypeError(`${prefix}: options must be an object like { limit: 100, window: '1m' }`);
+  }
+  const own = ownOptions(options);
+  rejectUnknownNames(own, OPTION_NAMES, PEER_OPTIONS, `${prefix}: unknown option`);
+  const checked = checkEach(own, settings);
+  checkCombinations(checked, prefix);
+  const {
+    limit = DEFAULT_LIMIT,
+    window = DEFAULT_WINDOW_MS,
+    burst,
+    algorithm,
+    policies,
+    name,
+    timeout,
+    failOpen,
+    onStoreError,
+    ...rest
+  } = checked;
+  const staticPolicies =
+    typeof limit === 'function'
+      ? undefined
+      : (policies ?? (definedOnly({ limit, window, burst, algorithm }) as Policy));
+  // Resolving also checks what no single option can: that burst × window can be counted exactly.
+  const resolved =
+    staticPolicies &&
+    (isZeroLimit(staticPolicies)
+      ? [resolveZeroLimit(staticPolicies, `${prefix}: `)]
+      : resolvePoliciesFor(staticPolicies, `${prefix}: `));
+  return ownOptions({
+    ...rest,
+    policies: staticPolicies,
+    perRequestPolicy:
+      typeof limit === 'function' ? policyOfRequest(limit, { window, burst, algorithm }, prefix) : undefined,
+    name: name ?? defaultName(resolved, [window, burst, algorithm], settings),
+    timeoutMs: timeout,
+    onStoreError: onStoreError ?? (failOpen === undefined ? 'insurance' : failOpen ? 'allow' : 'deny'),
+  });
+}
+
+/**
+ * The policy of a request when `limit` is a function: its result, with the static `window` and `burst`.
+ * A plan whose limit is 0 is refused every request, whatever `burst` says (it is sized for the others).
+ * Only a number is taken from the function, so nothing it returns is read for fields; the policy is
+ * built here, without a prototype, and only for a limit not seen lately (see `limit`).
+ */
+function policyOfRequest<Req>(
+  limit: (request: Req) => number | Promise<number>,
+  {
+    window,
+    burst,
+    algorithm,
+  }: { window: number; burst: number | undefined; algorithm: AlgorithmName | undefined },
+  prefix: string,
+): PerRequestPolicy<Req> {
+  return {
+    limitOf: async (request) => limitOrZero(await limit(request), `${prefix}: limit`),
+    policyFor: (limitOfRequest) =>
+      definedOnly({
+        limit: limitOfRequest,
+        window,
+        burst: limitOfRequest === 0 ? undefined : burst,
+        algorithm,
+      }) as Policy,
+  };
+}
+
+function checkEach(options: Record<string, unknown>, settings: AdapterSettings): CheckedOptions {
+  const checked: Partial<Record<OptionName, unknown>> = Object.create(null);
+  for (const name of OPTION_NAMES) {
+    checked[name] = OPTION_TABLE[name].check(options[name], {
+      what: `${settings.adapter}: ${name}`,
+      settings,
+    });
+  }
+  return checked as CheckedOptions;
+}
+
+/** The rules that span options; each option on its own is the table's. */
+function checkCombinations(checked: CheckedOptions, prefix: string): void {
+  const { limit, window, burst, algorithm, policies } = checked;
+  if (policies !== undefined && (limit !== undefined || window !== undefined || burst !== undefined)) {
+    throw new TypeError(`${prefix}: give either policies or limit/window/burst, not both`);
+  }
+  if (policies !== undefined && algorithm !== undefined) {
+    throw new TypeError(`${prefix}: with policies, give each policy its own algorithm`);
+  }
+  if (checked.failOpen !== undefined && checked.onStoreError !== undefined) {
+    throw new TypeError(`${prefix}: give either onStoreError or failOpen (its older spelling), not both`);
+  }
+  if (checked.handler !== undefined && checked.throwOnLimit) {
+    throw new TypeError(`${prefix}: give either handler or throwOnLimit, not both`);
+  }
+}
+
+/**
+ * A name from what the limiter does, not how its options were written: `'1m'` and `60000` give the same
+ * name. The n-th limiter of the same shape in a process gets suffix n, so equal limiters never share.
+ */
+function defaultName(
+  resolved: readonly ResolvedPolicy[] | undefined,
+  perRequest: readonly unknown[],
+  settings: AdapterSettings,
+): string {
+  const policies = resolved
+    ? resolved.map(({ name, algorithm, limit, windowMs, capacity }) => [
+        name,
+        algorithm,
+        limit,
+        windowMs,
+        capacity,
+      ])
+    : ['per-request', ...perRequest];
+  const shape = JSON.stringify({ seed: settings.nameSeed, policies });
+  const base = `auto-${createHash('sha256').update(shape).digest('hex').slice(0, 12)}`;
+  const given = (defaultNamesGiven.get(base) ?? 0) + 1;
+  defaultNamesGiven.set(base, given);
+  return given === 1 ? base : `${base}-${given}`;
+}
+
+/**
+ * The object without its `undefined` members (for `exactOptionalPropertyTypes`), and without a prototype:
+ * a policy built here has no `burst` unless it was given one, whatever `Object.prototype` holds.
+ */
+function definedOnly<T extends object>(object: T): Partial<T> {
+  return ownOptions(
+    Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>,
+  );
+}

@@ -1,0 +1,109 @@
+/**
+ * Options of the rate limiters people move from (express-rate-limit, @fastify/rate-limit, koa-ratelimit,
+ * rate-limiter-flexible), with what to write instead, or a plain "not supported" where Tollgate has none.
+ */
+import type { NameHint } from '../../support/unknown-names.js';
+
+const FASTIFY = '@fastify/rate-limit';
+const KOA = 'koa-ratelimit';
+const FLEXIBLE = 'rate-limiter-flexible';
+
+const KEY = 'key (see byIp, byApiKey, byUser)';
+const HEADERS = "headers ('draft-11', 'draft-10', 'draft-7', 'draft-6' or false)";
+const REDIS_STORE = 'store: new RedisStore({ client })';
+const NAMESPACE = "name (this limiter's namespace in the store)";
+const ALLOW = 'allowList (client IPs and identities, or a function)';
+const ON_EXCEEDED = 'onExceeded (told of each refused request), or handler (answers it)';
+const FAIL_OPEN =
+  "onStoreError: 'allow' (the default, 'insurance', limits per process while the store fails)";
+const INSURANCE =
+  "onStoreError: 'insurance' (the default: the same policies in this process's memory while the store fails; insurance: { instances } divides them among servers)";
+const DENY_CACHE =
+  'denyCache (on by default in front of a RedisStore: a client the store told to wait is answered in process until the wait is over)';
+const BAN = 'ban: { after, duration } (after refusals in a row, refused for duration)';
+const NO_DELAY =
+  'Tollgate never delays a request, it answers at once; burst: 1 spaces requests evenly by refusing early ones';
+
+const notSupported = (from: string, unsupported: string): NameHint => ({ from, unsupported });
+
+/**
+ * Other limiters' option names, with the hint an "unknown option" error gives. A name Tollgate also uses
+ * (`limit`, `store`, `skip`, `message`, `handler`, `legacyHeaders`, `statusCode`, `allowList`,
+ * `skipFailedRequests`, `onExceeded`, `addHeaders`, …) is an option of ours and not listed.
+ */
+export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameHint>([
+  ['windowMs', { use: "window (ms or '15m')" }],
+  ['timeWindow', { use: "window (ms or '1m')" }],
+  [
+    'duration',
+    {
+      use: "window, in ms or as '1m' (koa-ratelimit's duration is in ms, rate-limiter-flexible's in seconds)",
+    },
+  ],
+  ['max', { use: 'limit' }],
+  ['points', { use: 'limit' }],
+  ['keyGenerator', { use: KEY }],
+  ['id', { use: KEY }],
+  ['ipv6Subnet', { use: 'key: byIp({ ipv6Subnet })' }],
+  ['standardHeaders', { use: HEADERS }],
+  ['enableDraftSpec', { use: HEADERS }],
+  ['draft_polli_ratelimit_headers', { use: HEADERS }],
+  ['disableHeader', { use: 'headers: false (X-RateLimit-* are sent only with legacyHeaders: true)' }],
+  ['errorMessage', { use: 'message' }],
+  ['status', { use: 'statusCode' }],
+  ['errorResponseBuilder', { use: 'message: (request, info) => body, or handler' }],
+  ['onLimitReached', { use: ON_EXCEEDED }],
+  ['onLimited', { use: ON_EXCEEDED }],
+  ['throw', { use: 'throwOnLimit' }],
+  ['allowlist', { use: ALLOW }],
+  ['whitelist', { use: ALLOW }],
+  ['skipOnError', { use: FAIL_OPEN }],
+  ['passOnStoreError', { use: FAIL_OPEN }],
+  ['redis', { use: REDIS_STORE }],
+  ['db', { use: `${REDIS_STORE}, or a MemoryStore` }],
+  ['storeClient', { use: REDIS_STORE }],
+  ['useRedisPackage', { use: `${REDIS_STORE} (node-redis clients are recognised)` }],
+  [
+    'rejectIfRedisNotReady',
+    {
+      use: 'onStoreError (RedisStore sends no check while its client is not ready: the check takes onStoreError at once)',
+    },
+  ],
+  ['insuranceLimiter', { use: INSURANCE }],
+  ['inMemoryBlockOnConsumed', { use: DENY_CACHE }],
+  ['timeoutMs', { use: "timeout (ms or '1s')" }],
+  ['driver', { use: 'store: a MemoryStore (the default) or a RedisStore' }],
+  ['storeType', { use: 'store: a MemoryStore (the default) or a RedisStore' }],
+  ['cache', { use: 'store: new MemoryStore({ maxKeys })' }],
+  ['nameSpace', { use: `${NAMESPACE}, or RedisStore's prefix` }],
+  ['namespace', { use: `${NAMESPACE}, or RedisStore's prefix` }],
+  ['keyPrefix', { use: `${NAMESPACE}, or RedisStore's prefix` }],
+  ['groupId', { use: `${NAMESPACE}: limiters with one name and store share buckets` }],
+  ['identifier', { use: 'policies: [{ limit, window, name }] (a policy name names it in headers)' }],
+  ['validate', { use: 'warnings (false, or { [code]: false })' }],
+  ['logLevel', { use: 'logger' }],
+  ['onBanReach', { use: `onExceeded (a banned request's info.decision.reason is 'banned')` }],
+  [
+    'continueExceeding',
+    notSupported(FASTIFY, 'a denied request is not charged, so it never extends the wait'),
+  ],
+  [
+    'exponentialBackoff',
+    notSupported(
+      FASTIFY,
+      `waits do not grow step by step; ${BAN} holds back a client that keeps knocking, and penalty() makes it owe`,
+    ),
+  ],
+  ['blacklist', notSupported(KOA, 'refuse such requests in a middleware before the limiter')],
+  ['blockDuration', { use: `${BAN}; blockDuration is { after: 1, duration }` }],
+  ['blockOnConsumed', { use: `${BAN}; blockOnConsumed is { after: 1, duration }` }],
+  [
+    'inMemoryBlockDuration',
+    notSupported(
+      FLEXIBLE,
+      'the deny cache (denyCache) answers in process exactly as long as the wait, never longer',
+    ),
+  ],
+  ['execEvenly', notSupported(FLEXIBLE, NO_DELAY)],
+  ['execEvenlyMinDelayMs', notSupported(FLEXIBLE, NO_DELAY)],
+]);

@@ -1,0 +1,209 @@
+/**
+ * The HTTP-shaped core every adapter calls: from a request to an outcome (key, cost, decision, headers),
+ * from a limited request to its answer, and from an ended response to a refund. Adapters add only the
+ * framework's reading and writing.
+ */
+
+import { LimiterEvents } from '../../diagnostics/publish.js';
+import { bucketOwner } from '../../limiter/bucket-key.js';
+import type { StoreErrorAction } from '../../limiter/limiter.js';
+import type { Decision } from '../../model/decision.js';
+import { StoreUnavailableError } from '../../support/store-error.js';
+import { Warnings } from '../../support/warnings.js';
+import type { NodeResponse, RateLimitInfo, RateLimitOutcome, RateLimitRejection } from '../answer/outcome.js';
+import { ProblemAnswers, rejectionOf } from '../answer/rejections.js';
+import { compileAllowList } from '../identity/allow-list.js';
+import { requestIdentity } from '../identity/request-identity.js';
+import type { RequestAccess } from '../identity/request-keys.js';
+import type { AdapterSettings, RateLimitOptions, StoreFailureAnswer } from '../options/option-types.js';
+import { resolveRateLimitOptions } from '../options/options.js';
+import { boundLimiters } from './bound-limiters.js';
+import { responder, statusOf } from './respond.js';
+import { responseCounting } from './response-counting.js';
+import { SetupChecks } from './setup-checks.js';
+
+/** A rate limiter for HTTP requests of one framework. Build once per middleware or route. */
+export interface HttpLimiter<Req, Res = unknown> {
+  /** The limiter's name: its namespace in the store. */
+  readonly name: string;
+  /** Where the adapter puts a checked request's `info` for later code; `undefined`: nowhere. */
+  readonly requestPropertyName: string | undefined;
+  /** The adapter's own `handler` option, as validated (its type is the adapter's); `undefined`: none. */
+  readonly handler: unknown;
+  /** Decides a request: skip, allow or limit, with the headers to send. Charges the store once per call. */
+  check(request: Req): Promise<RateLimitOutcome>;
+  /**
+   * The answer to a limited request: `statusCode` (429), or 403 when its cost exceeds a capacity; the
+   * body is the `message` option, else RFC 9457 problem details.
+   */
+  rejection(request: Req, info: RateLimitInfo): Promise<RateLimitRejection>;
+  /**
+   * Call for every allowed request, with its `info`, the framework's response and the Node.js response
+   * under it: with `skipSuccessfulRequests` or `skipFailedRequests`, the request gets its tokens back
+   * once the response has ended, if it should not count. Otherwise does nothing. Never throws.
+   */
+  countByResponse(info: RateLimitInfo, request: Req, response: Res, raw: NodeResponse): void;
+  /**
+   * Refills every bucket of `key` (an identity, as `info.key` shows it: `'ip:203.0.113.7'`) in this
+   * limiter, its insurance limiter's too. Rejects when the store fails.
+   */
+  resetKey(key: string): Promise<void>;
+}
+
+const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
+
+/** What `countByResponse` is when every request counts. */
+const COUNT_EVERY_RESPONSE = () => {};
+
+/**
+ * Builds an adapter's limiter from the user's options; bad options throw here.
+ *
+ * @example
+ * // inside an adapter
+ * const limiter = createHttpLimiter(options, expressAccess, { adapter: '@tollgate/express' });
+ * const outcome = await limiter.check(req);
+ */
+export function createHttpLimiter<Req, Res = unknown>(
+  options: RateLimitOptions<Req, Res>,
+  access: RequestAccess<Req>,
+  settings: AdapterSettings,
+): HttpLimiter<Req, Res> {
+  const config = resolveRateLimitOptions(options, settings);
+  const warnings = new Warnings(config.logger, config.warnings);
+  if (settings.inRequestHandler) {
+    // Limiters made per request share their options, hence their name but for its counter suffix: one
+    // line for them all.
+    warnings.oncePerProcess(
+      'TOLLGATE_CREATED_IN_HANDLER',
+      `${settings.adapter} ${config.name.replace(/-\d+$/, '')}`,
+      `a limiter (${config.name}) was created while a request was being handled. One created per request ` +
+        'starts empty and limits nothing: create limiters once, when the app starts, and use them in handlers.',
+    );
+  }
+  const staticAnswer = typeof config.onStoreError === 'function' ? undefined : config.onStoreError;
+  const answerOf = typeof config.onStoreError === 'function' ? config.onStoreError : undefined;
+
+  /** Logs a store failure (unless the store reported it already) and tells the core what to do. */
+  function failed(error: unknown, answer: StoreFailureAnswer): StoreErrorAction {
+    if (!(error instanceof StoreUnavailableError && error.reported)) warnings.storeError(error, answer);
+    return answer === 'insurance' ? 'insurance' : 'throw';
+  }
+
+  const limiters = boundLimiters(config, staticAnswer && ((error) => failed(error, staticAnswer)));
+  const setup = new SetupChecks(access, warnings);
+  const allowListed = compileAllowList(config.allowList as RateLimitOptions<Req>['allowList'], access);
+  const events = new LimiterEvents(config.name);
+  const respond = responder<Req>(config, warnings);
+  const problemAnswers = new ProblemAnswers();
+  // A fixed text answer (`message: 'Too many requests'`) with the usual status: its bytes made once.
+  const staticText =
+    typeof config.message === 'string'
+      ? rejectionOf(config.statusCode, 'text/plain; charset=utf-8', config.message)
+      : undefined;
+  const countByResponse = responseCounting<Req, Res>(
+    {
+      skipSuccessfulRequests: config.skipSuccessfulRequests,
+      skipFailedRequests: config.skipFailedRequests,
+      requestWasSuccessful: config.requestWasSuccessful,
+    },
+    warnings,
+  );
+
+  const identityOf = requestIdentity(config.key, access, warnings, settings.adapter);
+
+  /** A request not checked (`skip`, `allowList`). */
+  function skipped(): RateLimitOutcome {
+    events.undecided('skipped', true, false, undefined, undefined, Number.NaN);
+    return SKIPPED;
+  }
+
+  return {
+    name: config.name,
+    requestPropertyName: config.requestPropertyName,
+    handler: config.handler,
+    countByResponse: countByResponse ?? COUNT_EVERY_RESPONSE,
+
+    async check(request) {
+      if (config.skip && (await config.skip(request))) return skipped();
+      setup.request(request);
+      const keyed = identityOf(request);
+      const identity = typeof keyed === 'string' ? keyed : await keyed;
+      setup.identity(identity);
+      if (allowListed !== undefined && (await allowListed(request, identity))) return skipped();
+      // A static cost was checked at construction; a computed one is checked here, so a bad one is
+      // reported as the app's bug rather than caught below as a store failure.
+      const cost =
+        typeof config.cost === 'function'
+          ? checkedCost(await config.cost(request), settings.adapter)
+          : config.cost;
+      const dryRun =
+        typeof config.dryRun === 'function'
+          ? checkedDryRun(await config.dryRun(request), settings.adapter)
+          : config.dryRun;
+      const forRequest = limiters.forRequest(request);
+      const bound = forRequest instanceof Promise ? await forRequest : forRequest;
+      const startedMs = events.storeCallStarts();
+      let decision: Decision;
+      let chosen: StoreFailureAnswer | undefined;
+      try {
+        decision = await bound.limiter.consume(
+          identity,
+          answerOf === undefined
+            ? { cost, dryRun }
+            : {
+                cost,
+                dryRun,
+                onStoreError: async (error) => {
+                  chosen = storeFailureAnswer(await answerOf(error, request), settings.adapter);
+                  return failed(error, chosen);
+                },
+              },
+        );
+      } catch (error) {
+        // The store failed and the answer is to pass or to fail; anything else is the app's error.
+        const answer = chosen ?? staticAnswer;
+        if (answer !== 'allow' && answer !== 'deny') throw error;
+        const owner = events.decisionsObserved ? bucketOwner(config.name, identity) : undefined;
+        events.undecided('degraded', answer === 'allow', dryRun, cost, owner, startedMs);
+        // A dry run never fails a request, not even for its store.
+        return answer === 'allow' || dryRun ? SKIPPED : { kind: 'error', headers: {}, error };
+      }
+      return respond(request, decision, identity, bound, dryRun);
+    },
+
+    async rejection(request, info) {
+      const status = statusOf(info.decision, config.statusCode);
+      const message =
+        typeof config.message === 'function' ? await config.message(request, info) : config.message;
+      if (message === undefined) return problemAnswers.answer(info.decision, status);
+      if (typeof message !== 'string')
+        return rejectionOf(status, 'application/json; charset=utf-8', JSON.stringify(message));
+      if (message === staticText?.body && status === staticText.status) return staticText;
+      return rejectionOf(status, 'text/plain; charset=utf-8', message);
+    },
+
+    async resetKey(key) {
+      await Promise.all(Array.from(limiters.built(), ({ limiter }) => limiter.reset(key)));
+    },
+  };
+}
+
+/** What the app's `onStoreError` function answered, checked. */
+function storeFailureAnswer(answer: unknown, adapter: string): StoreFailureAnswer {
+  if (answer === 'insurance' || answer === 'allow' || answer === 'deny') return answer;
+  throw new TypeError(
+    `${adapter}: the onStoreError function must return 'insurance', 'allow' or 'deny'; got ${String(answer)}`,
+  );
+}
+
+function checkedDryRun(dryRun: unknown, adapter: string): boolean {
+  if (typeof dryRun === 'boolean') return dryRun;
+  throw new TypeError(`${adapter}: the dryRun function must return true or false; got ${String(dryRun)}`);
+}
+
+function checkedCost(cost: unknown, adapter: string): number {
+  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost <= 0) {
+    throw new TypeError(`${adapter}: the cost function must return a positive number; got ${String(cost)}`);
+  }
+  return cost;
+}

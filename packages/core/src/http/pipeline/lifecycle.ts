@@ -1,0 +1,177 @@
+/**
+ * A request's way through a limiter, written once for every adapter: the charge, the request property,
+ * the headers, the answer, and what happens after the response (a refund, a lease released). An adapter
+ * implements {@link ResponseAccess} and calls `handle`; nothing of this sequence lives in an adapter.
+ */
+import { type HeaderProfile, stackHeaders } from '../answer/headers.js';
+import type {
+  ConcurrencyOutcome,
+  NodeResponse,
+  RateLimitInfo,
+  RateLimitOutcome,
+  RateLimitRejection,
+} from '../answer/outcome.js';
+import { clientGone, whenResponseEnds } from './response-end.js';
+
+/**
+ * How the core writes to a framework's response. Each adapter provides one, built once. Header methods
+ * are called only while the head is not sent; `send` only for a response nobody answered yet.
+ */
+export interface ResponseAccess<Req, Res> {
+  /** The Node.js response under `response`. */
+  node(response: Res): NodeResponse;
+  /** Reads a header already set on the response. */
+  getHeader(response: Res, name: string): unknown;
+  /** Sets every header of `headers` (their values are strings already). */
+  setHeaders(response: Res, headers: Readonly<Record<string, string>>): void;
+  removeHeader(response: Res, name: string): void;
+  /** Puts a checked request's info where the app reads it (`req.rateLimit`, `ctx.state.rateLimit`). */
+  expose(request: Req, property: string, info: RateLimitInfo): void;
+  /** Answers a refused request with `rejection`: its status, content type and body, as they are. */
+  send(response: Res, rejection: RateLimitRejection): unknown;
+}
+
+/**
+ * What an adapter does after `handle`:
+ * - `next`: go on to the next middleware or the route's handler;
+ * - `answered`: stop; the refusal was sent;
+ * - `stopped`: stop; nobody is left to answer (the client went away), or something before the limiter
+ *   already sent the head of another answer, so neither a refusal nor the route's handler may follow;
+ * - `handler`: stop and let the adapter's own `handler` option answer, with the request's info;
+ * - `error`: hand `error` to the framework's error handling.
+ */
+export type Handled =
+  | { readonly kind: 'next' }
+  | { readonly kind: 'answered' }
+  | { readonly kind: 'stopped' }
+  | { readonly kind: 'handler'; readonly info: RateLimitInfo }
+  | { readonly kind: 'error'; readonly error: unknown };
+
+/** The answers without data: one frozen object each, so the common path allocates nothing. */
+const NEXT: Handled = Object.freeze({ kind: 'next' });
+const ANSWERED: Handled = Object.freeze({ kind: 'answered' });
+const STOPPED: Handled = Object.freeze({ kind: 'stopped' });
+
+/** What {@link rateLimitLifecycle} needs of an HTTP limiter: its decision, its answer, its refunds. */
+export interface CheckingLimiter<Req, Res> {
+  readonly requestPropertyName: string | undefined;
+  /** The adapter's own `handler` option: when set, a refusal is left to it. */
+  readonly handler: unknown;
+  check(request: Req): Promise<RateLimitOutcome>;
+  rejection(request: Req, info: RateLimitInfo): Promise<RateLimitRejection>;
+  countByResponse(info: RateLimitInfo, request: Req, response: Res, raw: NodeResponse): void;
+}
+
+/**
+ * The header profile each response's rate-limit fields were written in, so a later limiter on the same
+ * response (a route's, after the app-wide one) keeps the fields of one profile: `null` when a limiter
+ * wrote none, missing when none ran. Keyed by the Node.js response, which every framework has.
+ */
+const profileWritten = new WeakMap<NodeResponse, HeaderProfile | null>();
+
+/**
+ * A rate limiter's whole request lifecycle, built once per limiter. The returned function never throws
+ * and never rejects: whatever fails comes back as `error`, for the framework's error handling.
+ * - A client that went away before the check is neither charged nor served; one that went away during
+ *   it stays charged (hanging up must not erase a charge) and is not served either.
+ * - Headers and the refusal are written only while the head is not sent (a timeout middleware may have
+ *   answered already); a refused request whose head is out is not served.
+ * - With the adapter's own `handler` option, a refusal is left to it.
+ *
+ * @example
+ * const handle = rateLimitLifecycle(limiter, expressResponses);
+ * const handled = await handle(req, res); // { kind: 'next' }, 'answered', 'handler' or 'error'
+ */
+export function rateLimitLifecycle<Req, Res>(
+  limiter: CheckingLimiter<Req, Res>,
+  access: ResponseAccess<Req, Res>,
+): (request: Req, response: Res) => Promise<Handled> {
+  const property = limiter.requestPropertyName;
+  const hasHandler = limiter.handler !== undefined;
+
+  function writeHeaders(outcome: HeadersOutcome, response: Res, raw: NodeResponse): void {
+    const written = profileWritten.get(raw);
+    if (written === undefined) {
+      access.setHeaders(response, outcome.headers);
+      profileWritten.set(raw, outcome.profile || null);
+      return;
+    }
+    const stacked = stackHeaders(outcome, {
+      profile: written ?? undefined,
+      get: (name) => access.getHeader(response, name),
+    });
+    for (const name of stacked.remove) access.removeHeader(response, name);
+    access.setHeaders(response, stacked.set);
+    profileWritten.set(raw, stacked.profile ?? null);
+  }
+
+  async function refuse(request: Req, response: Res, info: RateLimitInfo): Promise<Handled> {
+    if (hasHandler) return { kind: 'handler', info };
+    await access.send(response, await limiter.rejection(request, info));
+    return ANSWERED;
+  }
+
+  return async function handle(request, response) {
+    const raw = access.node(response);
+    try {
+      if (clientGone(raw)) return STOPPED;
+      const outcome = await limiter.check(request);
+      if (outcome.kind === 'skipped') return NEXT;
+      if (property !== undefined && outcome.info !== undefined)
+        access.expose(request, property, outcome.info);
+      if (clientGone(raw)) return STOPPED;
+      const headSent = raw.headersSent === true;
+      if (!headSent) writeHeaders(outcome, response, raw);
+      if (outcome.kind === 'allowed') {
+        limiter.countByResponse(outcome.info, request, response, raw);
+        return NEXT;
+      }
+      if (outcome.kind === 'error') return { kind: 'error', error: outcome.error };
+      return headSent ? STOPPED : await refuse(request, response, outcome.info);
+    } catch (error) {
+      // A client that left while its key was read (its address went with it) is answered to nobody.
+      return clientGone(raw) ? STOPPED : { kind: 'error', error };
+    }
+  };
+}
+
+/** An outcome that carries headers. */
+type HeadersOutcome = Exclude<RateLimitOutcome, { kind: 'skipped' }>;
+
+/** What {@link concurrencyLifecycle} needs of an HTTP concurrency limiter. */
+export interface LeasingLimiter<Req> {
+  check(request: Req): Promise<ConcurrencyOutcome>;
+}
+
+/**
+ * A concurrency limiter's whole request lifecycle, built once per limiter; never throws. A lease is
+ * released when the response is over — completed, aborted, or closed before the lease came back from
+ * the store, in which case at once: no lease outlives its request.
+ *
+ * @example
+ * const handle = concurrencyLifecycle(limiter, koaResponses);
+ * const handled = await handle(ctx, ctx);
+ */
+export function concurrencyLifecycle<Req, Res>(
+  limiter: LeasingLimiter<Req>,
+  access: ResponseAccess<Req, Res>,
+): (request: Req, response: Res) => Promise<Handled> {
+  return async function handle(request, response) {
+    const raw = access.node(response);
+    try {
+      if (clientGone(raw)) return STOPPED;
+      const outcome = await limiter.check(request);
+      if (outcome.kind === 'skipped') return NEXT;
+      if (outcome.kind === 'error') return { kind: 'error', error: outcome.error };
+      if (outcome.kind === 'acquired') {
+        whenResponseEnds(raw, outcome.release);
+        return clientGone(raw) ? STOPPED : NEXT;
+      }
+      if (raw.headersSent === true || clientGone(raw)) return STOPPED;
+      await access.send(response, outcome);
+      return ANSWERED;
+    } catch (error) {
+      return clientGone(raw) ? STOPPED : { kind: 'error', error };
+    }
+  };
+}

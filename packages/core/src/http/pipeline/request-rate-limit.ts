@@ -1,0 +1,82 @@
+/**
+ * The {@link RateLimitInfo} of one request: built once per check, shared by the handler, the message,
+ * the callbacks and the request property, and the only way to give the request's charge back.
+ */
+
+import type { Limiter } from '../../limiter/limiter.js';
+import type { Decision } from '../../model/decision.js';
+import type { RateLimitInfo } from '../answer/outcome.js';
+
+/** Gives a request's charge back: reachable only from this module's importers, never from the app. */
+let refundCharge: (info: RequestRateLimit) => Promise<void>;
+
+/**
+ * One request's rate limit. The numbers are getters over the decision, so a request pays for none it
+ * does not read.
+ */
+export class RequestRateLimit implements RateLimitInfo {
+  readonly limiter: string;
+  readonly decision: Decision;
+  readonly key: string;
+  readonly dryRun: boolean;
+  /** The core limiter that decided, for `resetKey` and refunds. */
+  readonly #decidedBy: Limiter;
+
+  static {
+    // Where the charge was made is the only place it may be given back: the insurance limiter for a
+    // degraded decision, else the store. A denied request was charged nothing.
+    refundCharge = async (info) => {
+      const { allowed, cost, degraded } = info.decision;
+      if (allowed) await info.#decidedBy.refund(info.key, cost, { degraded });
+    };
+  }
+
+  constructor(limiterName: string, decision: Decision, key: string, decidedBy: Limiter, dryRun: boolean) {
+    this.limiter = limiterName;
+    this.decision = decision;
+    this.key = key;
+    this.dryRun = dryRun;
+    this.#decidedBy = decidedBy;
+  }
+
+  get limit(): number {
+    return this.decision.decidedBy.limit;
+  }
+
+  get remaining(): number {
+    return this.decision.decidedBy.remaining;
+  }
+
+  get used(): number {
+    return this.decision.decidedBy.capacity - this.decision.decidedBy.remaining;
+  }
+
+  get resetMs(): number {
+    return this.decision.decidedBy.resetMs;
+  }
+
+  get resetTime(): Date {
+    return new Date(this.decision.decidedAtMs + this.decision.decidedBy.resetMs);
+  }
+
+  resetKey(): Promise<void> {
+    return this.#decidedBy.reset(this.key);
+  }
+
+  /** The numbers as plain data, for logs and JSON answers. */
+  toJSON() {
+    const { limiter, key, limit, remaining, used, resetMs, resetTime } = this;
+    return { limiter, key, limit, remaining, used, resetMs, resetTime: resetTime.toISOString() };
+  }
+}
+
+/**
+ * Gives the request's charge back where it was made, once the caller has made sure it is given back at
+ * most once. Rejects when the store fails.
+ *
+ * @example
+ * await refund(outcome.info as RequestRateLimit);
+ */
+export function refund(info: RequestRateLimit): Promise<void> {
+  return refundCharge(info);
+}

@@ -1,0 +1,132 @@
+/**
+ * The deny cache: once the store has said an owner must wait, further checks during that wait are
+ * answered in process, with no round trip, for exactly the answer the store would give or a kinder one.
+ */
+
+import { decide } from '../algorithms/decide.js';
+import { ALGORITHMS } from '../algorithms/registry.js';
+import type { Decision } from '../model/decision.js';
+import type { ResolvedPolicy } from '../model/policy.js';
+import type { BucketResult } from '../model/store.js';
+import { rejectUnknownNames } from '../support/unknown-names.js';
+import { isSettingsObject, positiveWholeNumber } from '../support/value-checks.js';
+
+/** Options of the deny cache. */
+export interface DenyCacheOptions {
+  /** The most clients remembered at once; the oldest is forgotten first. Default: `10_000`. */
+  maxKeys?: number;
+}
+
+/**
+ * Checks the `denyCache` option (`false` or {@link DenyCacheOptions}); throws a `TypeError` naming `what`.
+ *
+ * @example
+ * denyCacheSettings({ maxKeys: 500 }, 'denyCache'); // { maxKeys: 500 }
+ */
+export function denyCacheSettings(option: unknown, what: string): false | Required<DenyCacheOptions> {
+  if (option === false) return false;
+  if (!isSettingsObject(option))
+    throw new TypeError(`${what} must be false or an object like { maxKeys: 10_000 }`);
+  rejectUnknownNames(option, ['maxKeys'], new Map(), `${what} has an unknown field`);
+  return { maxKeys: positiveWholeNumber(option.maxKeys ?? 10_000, `${what}.maxKeys`) };
+}
+
+/** What the store said about an owner, and when we asked. */
+interface Denial {
+  /** Each policy's state when the store decided. */
+  readonly states: readonly (readonly number[])[];
+  /** The store's clock when it decided. */
+  readonly decidedAtMs: number;
+  /** This cache's clock just before the store was asked: the store decided no earlier. */
+  readonly askedAtMs: number;
+  /** This cache's clock when the denied request would fit: past it, the store decides again. */
+  readonly untilMs: number;
+  /** When the client's ban ends, by the store's clock; 0 when it is not banned. */
+  readonly bannedUntilMs: number;
+}
+
+/**
+ * Remembers denials per owner, bounded by `maxKeys` (the oldest is dropped first: dropping one only costs
+ * a round trip).
+ *
+ * Exact for every cost: it brings each state forward by all the time that has passed since the store
+ * was asked, which is at least as much as the store's clock has moved since it decided, and no algorithm
+ * frees less as time passes. So it refuses only what the store would refuse too, a smaller cost that
+ * fits sooner goes to the store, and it never admits.
+ * Tokens given back or reset by another process are seen once the cached wait is over.
+ *
+ * With a ban, every refusal must reach the store, where it is counted: the cache then keeps only bans,
+ * during which there is nothing to count.
+ */
+export class DenyCache {
+  readonly #policies: readonly ResolvedPolicy[];
+  readonly #maxKeys: number;
+  readonly #denials = new Map<string, Denial>();
+  /** The cache's clock: the store's injected one, else this process's monotonic clock. */
+  readonly now: () => number;
+
+  readonly #onlyBans: boolean;
+
+  constructor(
+    policies: readonly ResolvedPolicy[],
+    maxKeys: number,
+    clock: (() => number) | undefined,
+    countsRefusals = false,
+  ) {
+    this.#policies = policies;
+    this.#maxKeys = maxKeys;
+    this.now = clock ?? (() => performance.now());
+    this.#onlyBans = countsRefusals;
+  }
+
+  /** The store's answer for `cost` when it is certainly a denial; `undefined`: ask the store. */
+  check(owner: string, cost: number): Decision | undefined {
+    const denial = this.#denials.get(owner);
+    if (denial === undefined) return undefined;
+    const elapsedMs = Math.max(0, this.now() - denial.askedAtMs);
+    if (elapsedMs >= denial.untilMs - denial.askedAtMs) {
+      this.#denials.delete(owner);
+      return undefined;
+    }
+    // The store's clock has moved on by at most `elapsedMs`; every algorithm frees no less with time.
+    const nowMs = denial.decidedAtMs + elapsedMs;
+    const policies = this.#policies;
+    const { bannedUntilMs } = denial;
+    const states = new Array<number[]>(policies.length);
+    let fits = true;
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i] as ResolvedPolicy;
+      const algorithm = ALGORITHMS[policy.algorithm];
+      const state = [...(denial.states[i] as readonly number[])];
+      algorithm.current(policy, state, 0, true, nowMs);
+      states[i] = state;
+      if (!algorithm.fits(policy, state, 0, cost, nowMs)) fits = false;
+    }
+    if (fits && bannedUntilMs <= nowMs) return undefined;
+    return decide(policies, { applied: false, nowMs, states, bannedUntilMs }, cost);
+  }
+
+  /** Records the store's answer to a check asked at `askedAtMs`: a denial is kept for its wait. */
+  record(owner: string, result: BucketResult, decision: Decision, askedAtMs: number): void {
+    const kept = decision.reason === 'banned' || (decision.reason === 'limited' && !this.#onlyBans);
+    if (!kept || decision.retryAfterMs === undefined) {
+      if (this.#denials.size > 0) this.#denials.delete(owner);
+      return;
+    }
+    if (this.#denials.size >= this.#maxKeys && !this.#denials.has(owner)) {
+      this.#denials.delete(this.#denials.keys().next().value as string);
+    }
+    this.#denials.set(owner, {
+      states: result.states,
+      decidedAtMs: result.nowMs,
+      askedAtMs,
+      untilMs: askedAtMs + decision.retryAfterMs,
+      bannedUntilMs: result.bannedUntilMs ?? 0,
+    });
+  }
+
+  /** Forgets an owner: its tokens were given back or reset here. */
+  forget(owner: string): void {
+    this.#denials.delete(owner);
+  }
+}

@@ -1,0 +1,335 @@
+/** `createLimiter`: policies and a store put together behind consume / peek / refund / reset. */
+
+import { decide } from '../algorithms/decide.js';
+import { resolvePolicies } from '../algorithms/policies.js';
+import { LimiterEvents } from '../diagnostics/publish.js';
+import type { BanRule } from '../model/ban.js';
+import type { Decision } from '../model/decision.js';
+import type { Policy, ResolvedPolicy } from '../model/policy.js';
+import type { BucketMode, Store } from '../model/store.js';
+import { decideAtOnce, MemoryStore } from '../stores/memory/memory-store.js';
+import { DeadlineWatch } from '../support/deadline-watch.js';
+import { type Duration, parseDuration } from '../support/duration.js';
+import { rejectUnknownNames } from '../support/unknown-names.js';
+import { isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
+import { bucketOwner } from './bucket-key.js';
+import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
+import { type InsuranceOptions, insuranceFor } from './insurance.js';
+
+/**
+ * What a check does when the store fails (down, silent past `timeout`, erroring):
+ * - `'insurance'`: decide on the limiter's per-process insurance limiter (the decision is `degraded`);
+ * - `'throw'`: reject with the store's error (a `StoreUnavailableError` when it is unreachable).
+ */
+export type StoreErrorAction = 'insurance' | 'throw';
+
+/** A {@link StoreErrorAction}, or a function choosing one per failure (given the error and the key). */
+export type OnStoreError =
+  | StoreErrorAction
+  | ((error: unknown, key: string) => StoreErrorAction | Promise<StoreErrorAction>);
+
+/** Options of {@link createLimiter}. */
+export interface LimiterOptions {
+  /** One policy, or several checked and charged together (all or none). */
+  policies: Policy | readonly Policy[];
+  /** Where buckets live. Default: a new {@link MemoryStore} (per process). Use a `RedisStore` to share. */
+  store?: Store;
+  /**
+   * Keeps this limiter's buckets apart from other limiters' on the same store. Letters, digits and
+   * `_ . : -`, at most 64. Default: none (limiters with equal policies on one store share buckets).
+   */
+  namespace?: string;
+  /**
+   * How long a check waits for a store that gives no answer before it takes `onStoreError`. Time this
+   * process spends busy does not count: an answer that arrived in time decides, however late it is read.
+   * Default: `'1s'`. `false`: wait as long as it takes.
+   */
+  timeout?: Duration | false;
+  /** When the store fails. Default: `'insurance'`. */
+  onStoreError?: OnStoreError;
+  /** The insurance limiter: the same policies in a `MemoryStore` of this process. Default: `{ instances: 1 }`. */
+  insurance?: InsuranceOptions;
+  /**
+   * Answers checks of a client that the store has told to wait, in process, until the wait is over:
+   * no round trip for a client that keeps knocking. Only in front of stores that are not `local`.
+   * Default: `{ maxKeys: 10_000 }`. `false`: off.
+   */
+  denyCache?: false | DenyCacheOptions;
+  /**
+   * Bans a client that keeps knocking while it is limited: after `after` refusals in a row (no request
+   * admitted in between), every check is refused for `duration` (rate-limiter-flexible's
+   * `blockDuration`, @fastify/rate-limit's `ban`). Counted atomically with the policies, in the store.
+   * Default: none.
+   */
+  ban?: BanOptions;
+}
+
+/** A limiter's ban: see {@link LimiterOptions.ban}. */
+export interface BanOptions {
+  /** Refusals in a row that start a ban. A positive whole number. `1`: the first refusal does. */
+  after: number;
+  /** How long a ban lasts: ms or a string such as `'15m'`. */
+  duration: Duration;
+}
+
+/** Options of a single check. */
+export interface ConsumeOptions {
+  /** Tokens this request costs: any positive number. Default: `1`. */
+  cost?: number;
+  /** This check's answer to a store failure, instead of the limiter's `onStoreError`. */
+  onStoreError?: OnStoreError;
+  /**
+   * The caller lets the request go whatever the decision says (shadow mode). The check is decided and
+   * charged exactly as without it, and the decision is the same; only its event says so: a refusal is
+   * published on `tollgate:decision` as `'dry-run-limited'` instead of `'limited'`. Default: `false`.
+   */
+  dryRun?: boolean;
+}
+
+/** Options of a refund. */
+export interface RefundOptions {
+  /**
+   * The decision being undone was `degraded`: it was charged to the insurance limiter, so the tokens go
+   * back there and the store is not touched. Default: `false` (they go back to the store).
+   */
+  degraded?: boolean;
+}
+
+/** A rate limiter. Every method is atomic across all of its policies. */
+export interface Limiter {
+  /** The policies, validated and resolved. */
+  readonly policies: readonly ResolvedPolicy[];
+  /**
+   * The policies of the insurance limiter, which decides when the store fails (`decision.degraded`):
+   * the same, with each limit and burst divided by `insurance.instances`.
+   */
+  readonly insurancePolicies: readonly ResolvedPolicy[];
+  /** Charges `cost` to every policy if all have it (then `allowed`), else charges nothing. */
+  consume(key: string, options?: ConsumeOptions): Promise<Decision>;
+  /** Answers as `consume` would, charging nothing. */
+  peek(key: string, options?: ConsumeOptions): Promise<Decision>;
+  /**
+   * Gives `cost` tokens back to every policy (never beyond capacity), e.g. when a request failed. Default
+   * cost: 1. Give back where the charge was made: `{ degraded: true }` for a `degraded` decision.
+   */
+  refund(key: string, cost?: number, options?: RefundOptions): Promise<void>;
+  /**
+   * Charges `cost` tokens to every policy whether they have them or not: a client can owe, and waits
+   * longer for it (rate-limiter-flexible's `penalty`). Default cost: 1. Returns what a request of cost 1
+   * would be answered after it.
+   */
+  penalty(key: string, cost?: number): Promise<Decision>;
+  /** Gives `cost` tokens back, like `refund` (rate-limiter-flexible's `reward`). Default cost: 1. */
+  reward(key: string, cost?: number): Promise<void>;
+  /** Refills every bucket of `key` at once, the insurance limiter's included. */
+  reset(key: string): Promise<void>;
+}
+
+const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+const STORE_ERROR_ACTIONS: readonly StoreErrorAction[] = ['insurance', 'throw'];
+
+/**
+ * Creates a limiter. Options are checked here, once: bad ones throw a `TypeError` naming the field.
+ *
+ * @example
+ * const limiter = createLimiter({
+ *   store: new RedisStore({ client: redis }),
+ *   policies: [{ limit: 10, window: '1s', name: 'burst' }, { limit: 1000, window: '1h', name: 'hourly' }],
+ * });
+ * const decision = await limiter.consume(`user:${userId}`);
+ * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
+ */
+export function createLimiter(givenOptions: LimiterOptions): Limiter {
+  if (typeof givenOptions !== 'object' || givenOptions === null) {
+    throw new TypeError("createLimiter needs options like { policies: { limit: 100, window: '1m' } }");
+  }
+  // Own fields only: an option not given is not given, whatever `Object.prototype` holds (a `ban` there
+  // would ban every client; an `insurance` or `denyCache`, change how outages are answered).
+  const options = ownOptions(givenOptions);
+  const policies = resolvePolicies(options.policies);
+  const store = options.store ?? new MemoryStore();
+  if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
+    throw new TypeError('store must be a Store such as MemoryStore or RedisStore');
+  }
+  const { namespace = '' } = options;
+  if (namespace !== '' && (typeof namespace !== 'string' || !NAMESPACE_PATTERN.test(namespace))) {
+    throw new TypeError(`namespace must be 1–64 letters, digits or '_ . : -'; got ${String(namespace)}`);
+  }
+  const timeoutMs = options.timeout === false ? undefined : parseDuration(options.timeout ?? '1s', 'timeout');
+  const onStoreError = onStoreErrorOption(options.onStoreError, 'onStoreError');
+  const ban = banRule(options.ban, 'ban');
+  const insurance = insuranceFor(policies, options.insurance, store.clock, ban);
+  const denyCache = denyCacheFor(store, policies, options.denyCache, ban !== undefined);
+  // Stores that may hang and do not give up by themselves are given up on here.
+  // Our own memory store answers at once: no promise to wait for, no deadline to watch, and (being local)
+  // no deny cache to fill. Not one whose update() a subclass wraps: that one is called as any store is.
+  const memoryStore =
+    store instanceof MemoryStore && store.update === MemoryStore.prototype.update && denyCache === undefined
+      ? store
+      : undefined;
+  const watch = store.local === true || store.enforcesTimeout === true ? undefined : new DeadlineWatch();
+  const smallestCapacity = Math.min(...policies.map((p) => p.capacity));
+  const events = new LimiterEvents(namespace);
+
+  async function run(
+    key: string,
+    requestedCost: number | undefined,
+    mode: BucketMode,
+    fallback: OnStoreError,
+    dryRunOption?: boolean,
+  ): Promise<Decision> {
+    const cost = costOf(requestedCost);
+    const dryRun = dryRunOf(dryRunOption);
+    const owner = bucketOwner(namespace, key);
+    const isCheck = mode === 'consume' || mode === 'peek';
+    if (denyCache !== undefined && isCheck) {
+      const cached = denyCache.check(owner, cost);
+      if (cached !== undefined) {
+        if (mode === 'consume') answeredInProcess(owner, cached, dryRun);
+        return cached;
+      }
+    }
+    // A cost some bucket can never hold is only looked at: charging the others would break all-or-none.
+    const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;
+    const askedAtMs = denyCache?.now() ?? 0;
+    const startedMs = events.storeCallStarts();
+    let decision: Decision;
+    try {
+      const request = { key: owner, policies, cost, mode: effectiveMode, timeoutMs, ban };
+      if (memoryStore !== undefined) {
+        decision = memoryStore[decideAtOnce](request);
+      } else {
+        const result = await (watch === undefined || timeoutMs === undefined
+          ? store.update(request)
+          : watch.watch(store.update(request), timeoutMs));
+        decision = decide(policies, result, cost);
+        if (denyCache !== undefined) {
+          if (isCheck) denyCache.record(owner, result, decision, askedAtMs);
+          else denyCache.forget(owner); // the levels moved outside a check: what was cached no longer holds
+        }
+      }
+    } catch (error) {
+      if (isProgrammingError(error)) throw error;
+      events.storeFailed(owner, mode, error, startedMs);
+      if ((await actionFor(fallback, error, key)) === 'throw') throw error;
+      decision = await insurance.decide(owner, cost, mode);
+    }
+    if (mode === 'consume') events.decided(owner, decision, dryRun, startedMs);
+    return decision;
+  }
+
+  function answeredInProcess(owner: string, decision: Decision, dryRun: boolean): void {
+    events.denyCacheHit(owner, decision);
+    events.decided(owner, decision, dryRun, Number.NaN);
+  }
+
+  return {
+    policies,
+    insurancePolicies: insurance.policies,
+    consume: (key, opts) =>
+      run(
+        key,
+        ownField(opts, 'cost'),
+        'consume',
+        ownField(opts, 'onStoreError') ?? onStoreError,
+        ownField(opts, 'dryRun'),
+      ),
+    peek: (key, opts) =>
+      run(key, ownField(opts, 'cost'), 'peek', ownField(opts, 'onStoreError') ?? onStoreError),
+    async refund(key, cost, refundOptions) {
+      // A degraded decision was charged in this process only: giving it back to the store would hand
+      // out tokens the store never took.
+      if (ownField(refundOptions, 'degraded') === true) {
+        await insurance.decide(bucketOwner(namespace, key), costOf(cost), 'refund');
+        return;
+      }
+      await run(key, cost, 'refund', 'throw');
+    },
+    async penalty(key, cost) {
+      await run(key, cost, 'penalty', 'throw');
+      return run(key, 1, 'peek', 'throw'); // what the client's next request would get
+    },
+    async reward(key, cost) {
+      await run(key, cost, 'refund', 'throw');
+    },
+    async reset(key) {
+      const owner = bucketOwner(namespace, key);
+      denyCache?.forget(owner);
+      await insurance.reset(owner);
+      await store.reset(owner, policies, ban);
+    },
+  };
+}
+
+/**
+ * A ban rule from its options, checked; `undefined` for none. Made once per limiter, so stores may key
+ * their caches by it.
+ *
+ * @example
+ * banRule({ after: 5, duration: '15m' }, 'ban'); // { after: 5, durationMs: 900000 }
+ */
+export function banRule(options: unknown, what: string): BanRule | undefined {
+  if (options === undefined) return undefined;
+  if (!isSettingsObject(options))
+    throw new TypeError(`${what} must be an object like { after: 5, duration: '15m' }`);
+  rejectUnknownNames(options, ['after', 'duration'], new Map(), `${what} has an unknown field`);
+  const { after: givenAfter, duration } = ownOptions(options);
+  const after = positiveWholeNumber(givenAfter, `${what}.after`);
+  const durationMs = parseDuration(duration as Duration, `${what}.duration`);
+  return Object.freeze({ after, durationMs });
+}
+
+/**
+ * A field of a call's options if the caller set it: options are made per call, so they are not copied,
+ * and `Object.hasOwn` keeps `Object.prototype.dryRun` or `.onStoreError` from deciding for every call.
+ */
+function ownField<O extends object, F extends keyof O>(options: O | undefined, field: F): O[F] | undefined {
+  return typeof options === 'object' && options !== null && Object.hasOwn(options, field)
+    ? options[field]
+    : undefined;
+}
+
+/** Our own checks' errors (a bad key, cost or clock) are the caller's bugs, not a store failure. */
+function isProgrammingError(error: unknown): boolean {
+  return error instanceof TypeError || error instanceof RangeError;
+}
+
+async function actionFor(fallback: OnStoreError, error: unknown, key: string): Promise<StoreErrorAction> {
+  if (typeof fallback !== 'function') return fallback;
+  const action = await fallback(error, key);
+  return onStoreErrorOption(action, 'the onStoreError function') as StoreErrorAction;
+}
+
+function onStoreErrorOption(value: unknown, what: string): OnStoreError {
+  if (value === undefined) return 'insurance';
+  if (typeof value === 'function' || STORE_ERROR_ACTIONS.includes(value as StoreErrorAction)) {
+    return value as OnStoreError;
+  }
+  throw new TypeError(
+    `${what} must be 'insurance', 'throw' or a function returning one; got ${String(value)}`,
+  );
+}
+
+function denyCacheFor(
+  store: Store,
+  policies: readonly ResolvedPolicy[],
+  option: LimiterOptions['denyCache'],
+  countsRefusals: boolean,
+): DenyCache | undefined {
+  const settings = denyCacheSettings(ownOptions(option ?? {}), 'denyCache');
+  if (settings === false || store.local === true) return undefined;
+  return new DenyCache(policies, settings.maxKeys, store.clock, countsRefusals);
+}
+
+function dryRunOf(dryRun: boolean | undefined): boolean {
+  if (dryRun === undefined || typeof dryRun === 'boolean') return dryRun === true;
+  throw new TypeError(`dryRun must be true or false; got ${String(dryRun)}`);
+}
+
+function costOf(cost: number | undefined): number {
+  if (cost === undefined) return 1;
+  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost <= 0) {
+    throw new TypeError(`cost must be a positive finite number; got ${String(cost)}`);
+  }
+  return cost;
+}

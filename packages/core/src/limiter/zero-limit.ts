@@ -1,0 +1,121 @@
+/**
+ * `limit: 0`: a limiter that refuses every request by itself. There is nothing to count, so it never asks
+ * the store, and the token-bucket maths (which divides by the limit) never sees a zero.
+ */
+
+import { LimiterEvents } from '../diagnostics/publish.js';
+import type { Decision, PolicyDecision } from '../model/decision.js';
+import type { Policy, ResolvedPolicy } from '../model/policy.js';
+import { type Duration, formatDuration, parseDuration } from '../support/duration.js';
+import { describeValue } from '../support/value-checks.js';
+import { bucketOwner } from './bucket-key.js';
+import type { ConsumeOptions, Limiter } from './limiter.js';
+
+/**
+ * A value of the `limit` option, or of a `limit` function: a positive whole number, or 0 to refuse every
+ * request. Anything else is a `TypeError` naming `what`.
+ *
+ * @example
+ * limitOrZero(0, '@tollgate/express: limit'); // 0
+ */
+export function limitOrZero(value: unknown, what: string): number {
+  if (value === 0) return 0;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(
+      `${what} must be a positive whole number, or 0 to refuse every request; got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Whether `policies` is the policy of `limit: 0`. Only the `limit` option (or a `limit` function's result)
+ * may be 0; the policies of `createLimiter` and of the `policies` option keep positive limits.
+ */
+export function isZeroLimit(policies: Policy | readonly Policy[]): policies is Policy {
+  return !Array.isArray(policies) && (policies as Policy).limit === 0;
+}
+
+/**
+ * The policy of `limit: 0`, resolved: a bucket that holds nothing, named like any other (`'0-per-1m'`).
+ *
+ * @example
+ * resolveZeroLimit({ limit: 0, window: '1m' }, '@tollgate/express: ');
+ * // { name: '0-per-1m', algorithm: 'token-bucket', limit: 0, windowMs: 60000, capacity: 0, capacityUnits: 0 }
+ */
+export function resolveZeroLimit(policy: Policy, prefix: string): ResolvedPolicy {
+  if (policy.burst !== undefined) {
+    throw new TypeError(
+      `${prefix}burst cannot be combined with limit 0, which refuses every request; leave burst out`,
+    );
+  }
+  const windowMs = parseDuration(policy.window as Duration, `${prefix}window`);
+  return Object.freeze({
+    name: `0-per-${formatDuration(windowMs)}`,
+    algorithm: policy.algorithm ?? 'token-bucket',
+    limit: 0,
+    windowMs,
+    capacity: 0,
+    capacityUnits: 0,
+  });
+}
+
+/**
+ * A {@link Limiter} for `limit: 0`: every `consume` and `peek` is `'limited'`, with `retryAfterMs`
+ * `undefined` since no wait will do, so the 429 carries no `Retry-After`. Not `'cost-exceeds-capacity'`:
+ * that is the request asking too much, this is the limiter refusing everyone, whatever the cost.
+ * `refund`, `reward` and `reset` have nothing to do; `penalty` changes nothing either. Its `consume`
+ * decisions are published as a store's are, under `name`, with no store latency.
+ *
+ * @example
+ * const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '1m' }, ''), store.clock, 'closed');
+ * (await limiter.consume('anyone')).allowed; // false
+ */
+export function zeroLimiter(
+  policy: ResolvedPolicy,
+  clock: (() => number) | undefined,
+  name: string,
+): Limiter {
+  const now = clock ?? Date.now;
+  // A bucket of capacity 0 is always full: nothing left, nothing to wait for.
+  const state: PolicyDecision = Object.freeze({
+    policy: policy.name,
+    algorithm: policy.algorithm,
+    limit: 0,
+    windowMs: policy.windowMs,
+    capacity: 0,
+    remaining: 0,
+    resetMs: 0,
+    // Never, in truth; the window keeps `t` finite and true to draft-11: within it, at most `r` (0) requests.
+    nextTokenMs: policy.windowMs,
+    retryAfterMs: undefined,
+  });
+  const policies = Object.freeze([state]);
+  const events = new LimiterEvents(name);
+  const refuse = async (_key: string, options?: ConsumeOptions): Promise<Decision> => ({
+    allowed: false,
+    reason: 'limited',
+    cost: options?.cost ?? 1,
+    retryAfterMs: undefined,
+    decidedBy: state,
+    policies,
+    decidedAtMs: now(),
+    degraded: false,
+  });
+  return {
+    policies: Object.freeze([policy]),
+    insurancePolicies: Object.freeze([policy]), // it never asks the store, so it never needs insurance
+    async consume(key, options) {
+      const decision = await refuse(key, options);
+      if (events.decisionsObserved) {
+        events.decided(bucketOwner(name, key), decision, options?.dryRun === true, Number.NaN);
+      }
+      return decision;
+    },
+    peek: refuse,
+    penalty: (_key, cost) => refuse(_key, { cost: cost ?? 1 }),
+    refund: async () => {},
+    reward: async () => {},
+    reset: async () => {},
+  };
+}

@@ -1,0 +1,63 @@
+/** Policies, the types: what users write, and the numbers the stores use once it is checked. */
+import type { Duration } from '../support/duration.js';
+
+/**
+ * How a policy counts:
+ * - `'token-bucket'` (default): a bucket of `burst` tokens refilled continuously at `limit` per `window`.
+ *   Smooth; a full bucket allows a burst, so a client's first window can see up to `limit + burst`.
+ * - `'fixed-window'`: at most `limit` per `window`, the window starting at a client's first request (as
+ *   express-rate-limit's stores, @fastify/rate-limit and rate-limiter-flexible count).
+ * - `'sliding-window'`: the weighted two-window counter (as Cloudflare and Upstash use it): the previous
+ *   window's count, weighted by how much of it the sliding window still covers, plus the current one's.
+ */
+export type AlgorithmName = 'token-bucket' | 'fixed-window' | 'sliding-window';
+
+/**
+ * A limit, as people speak it: `{ limit: 100, window: '1m' }` is, by default, a bucket of 100 tokens
+ * that refills continuously at 100 tokens per minute; with `algorithm: 'fixed-window'`, at most 100 per
+ * minute counted from a client's first request.
+ *
+ * @example
+ * const perSecond: Policy = { limit: 10, window: '1s', name: 'burst' };
+ * const perHour: Policy = { limit: 1000, window: '1h', name: 'hourly', algorithm: 'fixed-window' };
+ */
+export interface Policy {
+  /** Tokens per `window` (for the token bucket, added back evenly over it). A positive whole number. */
+  limit: number;
+  /** The time in which `limit` tokens refill: milliseconds or a string such as `'15s'`, `'2 minutes'`, `'1h'`. */
+  window: Duration;
+  /**
+   * Bucket capacity: the most tokens that can be spent at once after a quiet spell (token bucket only).
+   * Default: `limit`. A positive whole number.
+   */
+  burst?: number;
+  /** How the policy counts; see {@link AlgorithmName}. Default: `'token-bucket'`. */
+  algorithm?: AlgorithmName;
+  /**
+   * Names the policy in decisions, headers and storage keys. Letters, digits, `_`, `-`, `.`; at most 64.
+   * Default: derived from the numbers, e.g. `'100-per-1m'`. Renaming a policy starts fresh buckets.
+   */
+  name?: string;
+}
+
+/**
+ * A policy after validation, with everything the stores need precomputed.
+ *
+ * Bucket levels are kept in *units*: one token is `windowMs` units and each millisecond refills `limit`
+ * units. With whole-millisecond clocks and whole costs every number stays an integer, so the Lua and the
+ * TypeScript maths agree to the last bit and no rounding can admit an extra request.
+ */
+export interface ResolvedPolicy {
+  /** The policy's name (given or derived). */
+  readonly name: string;
+  /** How the policy counts. */
+  readonly algorithm: AlgorithmName;
+  /** Tokens refilled per window. */
+  readonly limit: number;
+  /** The window in milliseconds. */
+  readonly windowMs: number;
+  /** Bucket capacity in tokens. */
+  readonly capacity: number;
+  /** Bucket capacity in units (`capacity * windowMs`). */
+  readonly capacityUnits: number;
+}

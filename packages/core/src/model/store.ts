@@ -1,0 +1,115 @@
+/** The contract between a limiter and the place its buckets live. */
+import type { BanRule } from './ban.js';
+import type { ResolvedPolicy } from './policy.js';
+
+/**
+ * What a store is asked to do with all of a key's buckets at once.
+ * - `consume`: charge `cost` to every bucket if all have it, else charge none.
+ * - `peek`: answer as `consume` would, charging nothing.
+ * - `refund`: give `cost` back to every bucket, never beyond capacity.
+ * - `penalty`: charge `cost` to every bucket whether it has it or not (a client can owe).
+ */
+export type BucketMode = 'consume' | 'peek' | 'refund' | 'penalty';
+
+/** One atomic operation on the buckets of one key, one bucket per policy. */
+export interface BucketRequest {
+  /**
+   * The bucket owner: a limiter namespace and an identity joined so that no two pairs give one key,
+   * bounded in length, and free of `{` and `}` (see `bucketOwner`).
+   */
+  readonly key: string;
+  /** The policies, in the order results are returned. Stable per limiter, so stores may cache by it. */
+  readonly policies: readonly ResolvedPolicy[];
+  /** Tokens to charge or give back; a positive finite number. */
+  readonly cost: number;
+  /** What to do. */
+  readonly mode: BucketMode;
+  /**
+   * The limiter's ban, if it has one: `after` refusals in a row ban the client for `durationMs`. Stable
+   * per limiter, like `policies`.
+   */
+  readonly ban?: BanRule | undefined;
+  /**
+   * How long the caller waits for an answer, in ms. A store that can be slow gives up after this long
+   * (rejecting with `StoreUnavailableError`) and makes sure an operation it gave up on is not applied
+   * later. `undefined`: wait as long as it takes.
+   */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** What the store decided, in the units of {@link ResolvedPolicy}. */
+export interface BucketResult {
+  /**
+   * `consume`: every policy had `cost` and was charged. `peek`: it would have been. `refund`, `penalty`:
+   * true.
+   */
+  readonly applied: boolean;
+  /** The store's clock when it decided, in ms since the epoch (the Redis server's, for `RedisStore`). */
+  readonly nowMs: number;
+  /**
+   * Each policy's state after the operation, brought to `nowMs`, in policy order: numbers whose meaning
+   * is the policy's algorithm's (a token bucket's is `[levelUnits, atMs]`).
+   */
+  readonly states: readonly (readonly number[])[];
+  /** With a ban: when the client's ban ends, in ms by the store's clock; 0 or absent when not banned. */
+  readonly bannedUntilMs?: number;
+}
+
+/** One lease operation on a key (see `createConcurrencyLimiter`). */
+export interface LeaseRequest {
+  /** The key's owner, encoded as for {@link BucketRequest.key}. */
+  readonly key: string;
+  /** Take a lease if fewer than `limit` are held, or end one. */
+  readonly mode: 'acquire' | 'release';
+  /** The lease: unique per acquisition. */
+  readonly leaseId: string;
+  /** The most leases held at once. */
+  readonly limit: number;
+  /** How long a lease lives unless released, in ms. */
+  readonly ttlMs: number;
+  /** As for {@link BucketRequest.timeoutMs}: an acquire given up on takes no lease later. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** What a lease operation found. */
+export interface LeaseResult {
+  /** `acquire`: a lease was taken. `release`: true. */
+  readonly applied: boolean;
+  /** Leases held after the operation. */
+  readonly held: number;
+  /** The store's clock when it decided, in ms since the epoch. */
+  readonly nowMs: number;
+}
+
+/**
+ * Where buckets live. A store decides atomically: all buckets of a request are read, refilled, judged
+ * and written as one step, so concurrent requests can never both spend the same token.
+ * Implemented by {@link MemoryStore} and {@link RedisStore}; both pass one conformance suite.
+ */
+export interface Store {
+  /** Applies one operation to all buckets of `request.key` atomically. */
+  update(request: BucketRequest): Promise<BucketResult>;
+  /** Forgets the buckets of `key` for these policies (and ban), so they are full again. */
+  reset(key: string, policies: readonly ResolvedPolicy[], ban?: BanRule): Promise<void>;
+  /**
+   * Takes or ends a lease on `request.key`, atomically, for concurrency limits. Optional: a store without
+   * it serves rate limits only. Both `MemoryStore` and `RedisStore` have it.
+   */
+  lease?(request: LeaseRequest): Promise<LeaseResult>;
+  /**
+   * `true` when the store itself gives up after `timeoutMs` (as `RedisStore` does). Otherwise a limiter
+   * stops waiting for it after that long on its own, so a store that hangs cannot hang requests.
+   */
+  readonly enforcesTimeout?: boolean;
+  /**
+   * `true` when the buckets live in this process, so an answer costs no round trip: a limiter then
+   * keeps no deny cache in front of the store. Default: `false`.
+   */
+  readonly local?: boolean;
+  /**
+   * The clock the store decides by, when it is an injected one (tests). Limiters measure time spent in
+   * their deny cache by it, so a test clock moves the cache and the store together. Default: none (the
+   * store's own, e.g. the Redis server's clock, observed through this process's monotonic clock).
+   */
+  readonly clock?: (() => number) | undefined;
+}

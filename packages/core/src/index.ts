@@ -63,6 +63,7 @@ export {
 } from './http/identity/request-keys.js';
 export type {
   AdapterSettings,
+  ConcurrencyLimitOptions,
   LimitedMessage,
   PerRequest,
   RateLimitOptions,
@@ -70,7 +71,6 @@ export type {
 } from './http/options/option-types.js';
 export { mergeRateLimitOptions, validateInheritedOptions } from './http/options/route-options.js';
 export {
-  type ConcurrencyLimitOptions,
   createHttpConcurrencyLimiter,
   type HttpConcurrencyLimiter,
 } from './http/pipeline/http-concurrency.js';

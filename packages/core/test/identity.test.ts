@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { boundIdentity, hashIdentity, MAX_IDENTITY_LENGTH } from '../src/support/identity.js';
+import { MAX_IDENTITY_LENGTH } from '../src/limiter/bucket-key.js';
+import { hashIdentity } from '../src/support/identity.js';
 
 const secret = 'sk_live_8f4b2c1d9e';
 const hmacKey = 'a-secret-of-the-app-0123456789abcdef';
@@ -32,13 +33,5 @@ describe('hashIdentity', () => {
 
   it('does not put the hmacKey in its error message', () => {
     expect(() => hashIdentity(secret, { hmacKey: 'too-short' })).toThrow(/got 9 bytes$/);
-  });
-});
-
-describe('boundIdentity', () => {
-  it('keeps short identities and hashes long ones with plain SHA-256', () => {
-    expect(boundIdentity('ip:203.0.113.7')).toBe('ip:203.0.113.7');
-    const long = 'x'.repeat(MAX_IDENTITY_LENGTH + 1);
-    expect(boundIdentity(long)).toBe(hashIdentity(long));
   });
 });

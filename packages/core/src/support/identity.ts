@@ -1,8 +1,5 @@
-/** Identities as they go into bucket keys: bounded in length, and secrets only ever as a hash. */
+/** Secrets as identities: an API key or a token reaches a bucket key only as its hash. */
 import { createHash, createHmac } from 'node:crypto';
-
-/** Identities longer than this are stored as their hash, so a client cannot make keys of any size. */
-export const MAX_IDENTITY_LENGTH = 128;
 
 /** The shortest `hmacKey` accepted, in bytes: shorter ones are passwords, not keys. */
 const MIN_HMAC_KEY_BYTES = 16;
@@ -53,16 +50,4 @@ export function checkHmacKey(hmacKey: unknown, what: string): void {
         (bytes < 0 ? `got ${typeof hmacKey}` : `got ${bytes} bytes`),
     );
   }
-}
-
-/**
- * The identity as a bucket key: unchanged when short, hashed when longer than
- * {@link MAX_IDENTITY_LENGTH}. Throws on an empty or non-string identity (an empty one would make every
- * client share one bucket).
- */
-export function boundIdentity(identity: string): string {
-  if (typeof identity !== 'string' || identity.length === 0) {
-    throw new TypeError(`a rate-limit key must be a non-empty string; got ${JSON.stringify(identity)}`);
-  }
-  return identity.length > MAX_IDENTITY_LENGTH ? hashIdentity(identity) : identity;
 }

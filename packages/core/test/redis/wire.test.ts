@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ResolvedPolicy } from '../../src/model/policy.js';
 import {
   answerLength,
+  answerStatus,
   bucketResultOf,
   EXPIRED,
   firstAnswerAt,
@@ -10,7 +11,6 @@ import {
   REFUSED,
   ScriptCall,
   type ScriptCheck,
-  statusOf,
 } from '../../src/stores/redis/script/wire.js';
 
 // The layout these pin is the one documented at the top of wire.ts, which the settle script reads.
@@ -122,9 +122,9 @@ describe('the settle script’s reply', () => {
       bannedUntilMs: 7000,
     });
     at += answerLength(reply, at, decided);
-    expect(statusOf(reply, at)).toBe(EXPIRED);
+    expect(answerStatus(reply, at)).toBe(EXPIRED);
     at += answerLength(reply, at, decided);
-    expect(statusOf(reply, at)).toBe(REFUSED);
+    expect(answerStatus(reply, at)).toBe(REFUSED);
     expect(at + answerLength(reply, at, decided)).toBe(reply.length);
   });
 });

@@ -28,9 +28,6 @@ export const HEADER_PROFILES: readonly HeaderProfile[] = [
   false,
 ];
 
-/** The profile used when none is given. */
-export const DEFAULT_HEADER_PROFILE: HeaderProfile = 'draft-11';
-
 /**
  * The extension parameter that carries a bucket's capacity (its `burst`) when it differs from the advertised
  * quota. The drafts ask for implementation-specific parameters to carry a vendor prefix.

@@ -53,11 +53,14 @@ export interface CostExceedsCapacityProblem {
  * size of the content while a cost may come from anything. 403 says the server understood the request
  * and refuses it, and that the same request should not be repeated unchanged (RFC 9110 §15.5.4).
  *
+ * `statusCode` is the limiter's status for a refusal a wait will end.
+ *
  * @example
  * refusalStatus(decision); // 429
+ * refusalStatus(decision, 503); // 503, or 403 when the cost exceeds a capacity
  */
-export function refusalStatus(decision: Decision): 429 | 403 {
-  return decision.reason === 'cost-exceeds-capacity' ? 403 : 429;
+export function refusalStatus(decision: Decision, statusCode = 429): number {
+  return decision.reason === 'cost-exceeds-capacity' ? 403 : statusCode;
 }
 
 /**

@@ -195,3 +195,29 @@ export interface AdapterSettings {
    */
   readonly inRequestHandler?: boolean;
 }
+
+/** Options of the adapters' `concurrencyLimit`. */
+export interface ConcurrencyLimitOptions<Req> {
+  /** The most requests of one client in progress at once. A positive whole number. */
+  limit: number;
+  /** Where leases live. Default: a `MemoryStore` of this limiter's own; share a `RedisStore` across servers. */
+  store?: Store;
+  /** Who is limited. Default: `byIp()`. */
+  key?: KeyFunction<Req>;
+  /** This limiter's namespace in the store. Default: `'concurrency'` and the limit, e.g. `'concurrency-2'`. */
+  name?: string;
+  /** How long a lease lives if its response never ends (a crashed process). Default: `'1m'`. */
+  leaseTtl?: Duration;
+  /** How long an acquire waits for a store that gives no answer. Default: `'1s'`. */
+  timeout?: Duration | false;
+  /** When the store fails: `'insurance'` (default), `'allow'` or `'deny'`, as for `rateLimit`. */
+  onStoreError?: StoreFailureAnswer;
+  /** The insurance limiter: `instances` divides the limit among that many app servers. */
+  insurance?: InsuranceOptions;
+  /** Requests for which this returns true are not limited. */
+  skip?: (request: Req) => boolean | Promise<boolean>;
+  /** The status of a refused request. Default: `429`. */
+  statusCode?: number;
+  /** Where lease failures are logged. Default: `console`. */
+  logger?: Logger;
+}

@@ -4,65 +4,24 @@
  * the response is done or the client goes away.
  */
 import { type ConcurrencyLimiter, createConcurrencyLimiter } from '../../limiter/concurrency-limiter.js';
-import type { InsuranceOptions } from '../../limiter/insurance.js';
-import type { Store } from '../../model/store.js';
-import type { Duration } from '../../support/duration.js';
 import { StoreUnavailableError } from '../../support/store-error.js';
-import { rejectUnknownNames } from '../../support/unknown-names.js';
-import { isSettingsObject, ownOptions } from '../../support/value-checks.js';
-import { type Logger, Warnings } from '../../support/warnings.js';
+import { Warnings } from '../../support/warnings.js';
 import type { ConcurrencyOutcome } from '../answer/outcome.js';
 import { PROBLEM_JSON, QUOTA_EXCEEDED_TYPE } from '../answer/problem.js';
 import { rejectionOf } from '../answer/rejections.js';
 import { requestIdentity } from '../identity/request-identity.js';
-import { byIp, type KeyFunction, type RequestAccess } from '../identity/request-keys.js';
-import type { AdapterSettings, StoreFailureAnswer } from '../options/option-types.js';
-
-/** Options of the adapters' `concurrencyLimit`. */
-export interface ConcurrencyLimitOptions<Req> {
-  /** The most requests of one client in progress at once. A positive whole number. */
-  limit: number;
-  /** Where leases live. Default: a `MemoryStore` of this limiter's own; share a `RedisStore` across servers. */
-  store?: Store;
-  /** Who is limited. Default: `byIp()`. */
-  key?: KeyFunction<Req>;
-  /** This limiter's namespace in the store. Default: `'concurrency'` and the limit, e.g. `'concurrency-2'`. */
-  name?: string;
-  /** How long a lease lives if its response never ends (a crashed process). Default: `'1m'`. */
-  leaseTtl?: Duration;
-  /** How long an acquire waits for a store that gives no answer. Default: `'1s'`. */
-  timeout?: Duration | false;
-  /** When the store fails: `'insurance'` (default), `'allow'` or `'deny'`, as for `rateLimit`. */
-  onStoreError?: StoreFailureAnswer;
-  /** The insurance limiter: `instances` divides the limit among that many app servers. */
-  insurance?: InsuranceOptions;
-  /** Requests for which this returns true are not limited. */
-  skip?: (request: Req) => boolean | Promise<boolean>;
-  /** The status of a refused request. Default: `429`. */
-  statusCode?: number;
-  /** Where lease failures are logged. Default: `console`. */
-  logger?: Logger;
-}
+import type { RequestAccess } from '../identity/request-keys.js';
+import {
+  type ResolvedConcurrencyOptions,
+  resolveConcurrencyOptions,
+} from '../options/concurrency-options.js';
+import type { AdapterSettings, ConcurrencyLimitOptions } from '../options/option-types.js';
 
 /** A concurrency limiter for HTTP requests of one framework. */
 export interface HttpConcurrencyLimiter<Req> {
   readonly limit: number;
   check(request: Req): Promise<ConcurrencyOutcome>;
 }
-
-const OPTION_NAMES = [
-  'limit',
-  'store',
-  'key',
-  'name',
-  'leaseTtl',
-  'timeout',
-  'onStoreError',
-  'insurance',
-  'skip',
-  'statusCode',
-  'logger',
-] as const satisfies readonly (keyof ConcurrencyLimitOptions<unknown>)[];
 
 const SKIPPED: ConcurrencyOutcome = Object.freeze({ kind: 'skipped' });
 
@@ -79,25 +38,10 @@ export function createHttpConcurrencyLimiter<Req>(
   access: RequestAccess<Req>,
   settings: AdapterSettings,
 ): HttpConcurrencyLimiter<Req> {
+  const options = resolveConcurrencyOptions(given, settings);
+  const { key, skip, statusCode, logger, onStoreError: answer } = options;
   const where = settings.adapter;
-  const options = ownOptions(given);
-  if (!isSettingsObject(options))
-    throw new TypeError(`${where}: concurrencyLimit needs options like { limit: 2 }`);
-  rejectUnknownNames(options, OPTION_NAMES, new Map(), `${where}: unknown concurrencyLimit option`);
-  const { key = byIp<Req>(), skip, statusCode = 429, logger = settings.logger ?? console } = options;
-  const answer = options.onStoreError ?? 'insurance';
-  checkFunctions(where, { key, skip });
-  if (!['insurance', 'allow', 'deny'].includes(answer)) {
-    throw new TypeError(
-      `${where}: onStoreError must be 'insurance', 'allow' or 'deny'; got ${String(answer)}`,
-    );
-  }
-  if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
-    throw new TypeError(
-      `${where}: statusCode must be a whole number from 400 to 599; got ${String(statusCode)}`,
-    );
-  }
-  const limiter = buildLimiter(options, answer, where);
+  const limiter = buildLimiter(options, where);
   const warnings = new Warnings(logger, true);
   const body = JSON.stringify({
     type: QUOTA_EXCEEDED_TYPE,
@@ -138,29 +82,18 @@ export function createHttpConcurrencyLimiter<Req>(
   };
 }
 
-function buildLimiter<Req>(
-  options: ConcurrencyLimitOptions<Req>,
-  answer: StoreFailureAnswer,
-  where: string,
-): ConcurrencyLimiter {
+function buildLimiter<Req>(options: ResolvedConcurrencyOptions<Req>, where: string): ConcurrencyLimiter {
   try {
     return createConcurrencyLimiter({
       limit: options.limit,
-      namespace: options.name ?? `concurrency-${String(options.limit)}`,
-      onStoreError: answer === 'insurance' ? 'insurance' : 'throw',
-      ...(options.store ? { store: options.store } : {}),
-      ...(options.leaseTtl !== undefined ? { leaseTtl: options.leaseTtl } : {}),
-      ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+      namespace: options.name,
+      onStoreError: options.onStoreError === 'insurance' ? 'insurance' : 'throw',
+      store: options.store,
+      leaseTtl: options.leaseTtlMs,
+      timeout: options.timeoutMs ?? false,
       ...(options.insurance ? { insurance: options.insurance } : {}),
     });
   } catch (error) {
     throw new TypeError(`${where}: ${(error as Error).message}`);
-  }
-}
-
-function checkFunctions(where: string, functions: Record<string, unknown>): void {
-  for (const [name, value] of Object.entries(functions)) {
-    if (value !== undefined && typeof value !== 'function')
-      throw new TypeError(`${where}: ${name} must be a function`);
   }
 }

@@ -11,6 +11,7 @@ import type { Decision } from '../../model/decision.js';
 import { StoreUnavailableError } from '../../support/store-error.js';
 import { Warnings } from '../../support/warnings.js';
 import type { NodeResponse, RateLimitInfo, RateLimitOutcome, RateLimitRejection } from '../answer/outcome.js';
+import { refusalStatus } from '../answer/problem.js';
 import { ProblemAnswers, rejectionOf } from '../answer/rejections.js';
 import { compileAllowList } from '../identity/allow-list.js';
 import { requestIdentity } from '../identity/request-identity.js';
@@ -18,7 +19,7 @@ import type { RequestAccess } from '../identity/request-keys.js';
 import type { AdapterSettings, RateLimitOptions, StoreFailureAnswer } from '../options/option-types.js';
 import { resolveRateLimitOptions } from '../options/options.js';
 import { boundLimiters } from './bound-limiters.js';
-import { responder, statusOf } from './respond.js';
+import { responder } from './respond.js';
 import { responseCounting } from './response-counting.js';
 import { SetupChecks } from './setup-checks.js';
 
@@ -172,7 +173,7 @@ export function createHttpLimiter<Req, Res = unknown>(
     },
 
     async rejection(request, info) {
-      const status = statusOf(info.decision, config.statusCode);
+      const status = refusalStatus(info.decision, config.statusCode);
       const message =
         typeof config.message === 'function' ? await config.message(request, info) : config.message;
       if (message === undefined) return problemAnswers.answer(info.decision, status);

@@ -6,6 +6,7 @@ import type { Decision } from '../../model/decision.js';
 import type { Warnings } from '../../support/warnings.js';
 import { notify } from '../answer/callbacks.js';
 import type { RateLimitOutcome } from '../answer/outcome.js';
+import { refusalStatus } from '../answer/problem.js';
 import { RateLimitError } from '../answer/rate-limit-error.js';
 import type { ResolvedRateLimitOptions } from '../options/options.js';
 import type { BoundLimiter } from './bound-limiters.js';
@@ -69,14 +70,9 @@ export function responder<Req>(config: ResolvedRateLimitOptions<Req>, warnings: 
       return { kind: 'allowed', headers, profile, info };
     }
     if (config.throwOnLimit) {
-      const error = new RateLimitError(headers, info, statusOf(decision, config.statusCode));
+      const error = new RateLimitError(headers, info, refusalStatus(decision, config.statusCode));
       return { kind: 'error', headers, profile, error, info };
     }
     return { kind: 'limited', headers, profile, info };
   };
-}
-
-/** The status of a refusal: 403 when no wait will do, else the limiter's `statusCode`. */
-export function statusOf(decision: Decision, statusCode: number): number {
-  return decision.reason === 'cost-exceeds-capacity' ? 403 : statusCode;
 }

@@ -50,7 +50,7 @@ export function responseCounting<Req, Res>(
   const { skipSuccessfulRequests, skipFailedRequests, requestWasSuccessful } = options;
   if (!skipSuccessfulRequests && !skipFailedRequests) return undefined;
 
-  async function settle(info: RequestRateLimit, request: Req, response: Res, raw: NodeResponse) {
+  async function judge(info: RequestRateLimit, request: Req, response: Res, raw: NodeResponse) {
     if (!raw.writableEnded) return;
     let successful: boolean;
     try {
@@ -79,6 +79,6 @@ export function responseCounting<Req, Res>(
     // Only this module's own infos carry a charge; one a caller made up is never refunded.
     if (!(info instanceof RequestRateLimit) || !info.decision.allowed) return;
     // 'close' comes once: after 'finish' for a completed response, alone for an aborted one.
-    whenResponseEnds(raw, () => void settle(info, request, response, raw));
+    whenResponseEnds(raw, () => void judge(info, request, response, raw));
   };
 }

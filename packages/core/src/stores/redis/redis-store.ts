@@ -17,6 +17,7 @@ import {
   resolveRedisStoreOptions,
 } from './redis-store-options.js';
 import {
+  answerStatus,
   bucketResultOf,
   EXPIRED,
   LEASE_SCRIPT,
@@ -25,7 +26,6 @@ import {
   REFUSED,
   refusalOf,
   SETTLE_SCRIPT,
-  statusOf,
 } from './script/wire.js';
 import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
 import { ServerClockOffset } from './server-clock.js';
@@ -109,7 +109,7 @@ export class RedisStore implements Store {
       throw this.#failure(error);
     }
     const { answers, at, nowMs, sentAtMs } = scriptAnswer;
-    const status = statusOf(answers, at);
+    const status = answerStatus(answers, at);
     if (this.clock === undefined) {
       if (status === EXPIRED) this.#offset.forget(); // our bound was too early: the server's clock stepped
       this.#offset.sample(nowMs, sentAtMs);

@@ -71,11 +71,11 @@ class Queued implements Watched {
 
   /** The deadline watch gave up on it. */
   expired(error: StoreUnavailableError): void {
-    this.settle(undefined, error);
+    this.answer(undefined, error);
   }
 
   /** Answers it, once: with `answer`, or else by rejecting with `error`. */
-  settle(answer: ScriptAnswer | undefined, error: unknown): void {
+  answer(answer: ScriptAnswer | undefined, error: unknown): void {
     if (this.done) return;
     this.done = true;
     if (this.watched) this.watch.stop(this);
@@ -167,11 +167,11 @@ export class ScriptBatcher {
     let at = firstAnswerAt(kinds);
     for (const queued of batch) {
       if (answers === undefined || at >= answers.length) {
-        queued.settle(undefined, error); // with neither, it rejects: Redis gave no answer
+        queued.answer(undefined, error); // with neither, it rejects: Redis gave no answer
         continue;
       }
       const nowMs = nowOfKind(answers, queued.kind);
-      queued.settle({ answers, at, nowMs, sentAtMs: queued.sentAtMs }, undefined);
+      queued.answer({ answers, at, nowMs, sentAtMs: queued.sentAtMs }, undefined);
       at += answerLength(answers, at, queued.check);
     }
     if (group.inFlight === 0 && group.queue.length > 0 && !group.scheduled) this.#flush(group);

@@ -174,7 +174,7 @@ export function nowOfKind(answers: readonly unknown[], kind: number): number {
 }
 
 /** A check's status, the first field of its answer at `answers[at]`: 1, 0, `EXPIRED` or `REFUSED`. */
-export function statusOf(answers: readonly unknown[], at: number): number {
+export function answerStatus(answers: readonly unknown[], at: number): number {
   return Number(answers[at]);
 }
 
@@ -189,7 +189,7 @@ export function answerLength(
   at: number,
   { policies, ban }: ScriptCheck,
 ): number {
-  const status = statusOf(answers, at);
+  const status = answerStatus(answers, at);
   if (status === EXPIRED) return 1;
   if (status === REFUSED) return 2;
   let fields = ban === undefined ? 1 : 2; // applied, and when the ban ends
@@ -215,7 +215,7 @@ export function bucketResultOf(
     return state;
   });
   return {
-    applied: statusOf(answers, at) === 1,
+    applied: answerStatus(answers, at) === 1,
     nowMs,
     states,
     bannedUntilMs: ban === undefined ? 0 : Number(answers[field]),

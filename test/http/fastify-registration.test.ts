@@ -1,6 +1,6 @@
 /**
  * Fastify: routes added right after `app.register(tollgate, …)` without `await` (before the plugin has
- * loaded, so its onRoute hook never sees them) are limited all the same, and the app is told once.
+ * loaded, so its onRoute hook never sees them) are limited all the same, and the app is told once per limiter.
  */
 import { MemoryStore } from '@tollgate/core';
 import { tollgate } from '@tollgate/fastify';
@@ -14,7 +14,7 @@ const frameworks = [
 ] as const;
 
 describe.each(frameworks)('%s without await on register', (_name, fastify) => {
-  it('limits a route added before the plugin loaded, by its own config too, and warns once', async () => {
+  it('limits a route added before the plugin loaded, by its own config too, and warns once per limiter', async () => {
     const warnings: string[] = [];
     const logger = {
       warn: (line: string) => warnings.push(line),
@@ -36,8 +36,12 @@ describe.each(frameworks)('%s without await on register', (_name, fastify) => {
       expect(await statuses('/strict', 2)).toEqual([200, 429]);
       expect(await statuses('/free', 3)).toEqual([200, 200, 200]);
       expect((await app.inject('/nowhere')).statusCode).toBe(404); // the 404 handler stays the app's
-      expect(warnings).toHaveLength(1);
+      // Once per limiter: the plugin's, for /x (and every route that uses it), and /strict's own.
+      expect(warnings).toHaveLength(2);
       expect(warnings[0]).toMatch(/^\[TOLLGATE_ROUTE_NOT_SEEN\] @tollgate\/fastify: route GET \/x was added/);
+      expect(warnings[1]).toMatch(
+        /^\[TOLLGATE_ROUTE_NOT_SEEN\] @tollgate\/fastify \(route GET \/strict\): route GET/,
+      );
     } finally {
       await app.close();
     }

@@ -9,7 +9,6 @@ import {
   createHttpConcurrencyLimiter,
   createHttpLimiter,
   type HttpLimiter,
-  type Logger,
   mergeRateLimitOptions,
   type RateLimitInfo,
   type RateLimitOptions,
@@ -160,13 +159,17 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   const appLimiter = global ? limiterOf(base) : undefined;
   if (!global) validateInheritedOptions(base, { adapter: '@tollgate/fastify', logger });
   const ownLimiters: HttpLimiter<FastifyRequest, FastifyReply>[] = appLimiter ? [appLimiter] : [];
-  const appHook = appLimiter && rateLimitHook(appLimiter);
+  const appMade: RouteHook | undefined = appLimiter && {
+    check: rateLimitHook(appLimiter),
+    stage: hook,
+    limiter: appLimiter,
+  };
   // Declared up front, as Fastify asks of request properties, under the name the plugin's options give.
   const property = base.requestPropertyName ?? 'rateLimit';
   if (property !== false && !fastify.hasRequestDecorator(property))
     fastify.decorateRequest(property, undefined);
   // Fastify adds a HEAD route for each GET with the same config object: one limiter serves both.
-  const routeHooks = new WeakMap<object, { check: RateLimitHookHandler; stage: RateLimitHook }>();
+  const routeHooks = new WeakMap<object, RouteHook>();
 
   function routeHook(own: RouteRateLimitOptions, route: RouteOptions | RouteSeen, atStartup = true) {
     let made = routeHooks.get(own);
@@ -177,7 +180,7 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
       checkHook(stage, `@tollgate/fastify (${where}): config.rateLimit.hook`);
       const limiter = limiterOf(routeOptions, where, atStartup ? ready : false);
       ownLimiters.push(limiter);
-      made = { check: rateLimitHook(limiter), stage };
+      made = { check: rateLimitHook(limiter), stage, limiter };
       routeHooks.set(own, made);
     }
     return made;
@@ -190,7 +193,7 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     route.config = { ...route.config, [seen]: true } as NonNullable<RouteOptions['config']>;
     const own = ownRateLimit(route.config);
     if (own === false) return;
-    const made = own === undefined ? appHook && { check: appHook, stage: hook } : routeHook(own, route);
+    const made = own === undefined ? appMade : routeHook(own, route);
     if (made === undefined) return;
     const { check, stage } = made;
     // onRequest: first, so a limited request costs as little as possible. A later hook is chosen to run
@@ -204,15 +207,19 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   // go unlimited. It runs at the plugin's `hook` for every such route. The 404 handler is left alone, as
   // for routes the plugin saw.
   const unseenChecks = new WeakMap<object, RateLimitHookHandler | null>();
-  const warnUnseen = onceWarning(base.logger ?? logger, base.warnings);
 
   function unseenCheck(config: RouteSeen): RateLimitHookHandler | null {
     let check = unseenChecks.get(config);
     if (check === undefined) {
-      warnUnseen(config);
       const own = ownRateLimit(config);
-      check =
-        own === false ? null : own === undefined ? (appHook ?? null) : routeHook(own, config, false).check;
+      const made = own === false ? undefined : own === undefined ? appMade : routeHook(own, config, false);
+      made?.limiter.warnOnce(
+        'TOLLGATE_ROUTE_NOT_SEEN',
+        `route ${String(config.method)} ${config.url} was added before the plugin had loaded, so it is ` +
+          "limited by a hook of the app, at the plugin's hook. Register the plugin with " +
+          '`await app.register(tollgate, ...)` before adding routes, so each route is limited as it asks.',
+      );
+      check = made?.check ?? null;
       unseenChecks.set(config, check);
     }
     return check;
@@ -267,6 +274,13 @@ function asIs(body: string): string {
   return body;
 }
 
+/** A route's check, the stage it runs in, and the limiter behind it. */
+interface RouteHook {
+  readonly check: RateLimitHookHandler;
+  readonly stage: RateLimitHook;
+  readonly limiter: HttpLimiter<FastifyRequest, FastifyReply>;
+}
+
 /** A route's config as Fastify hands it to hooks: the app's config, its url and method, and marks. */
 interface RouteSeen {
   readonly url: string;
@@ -278,26 +292,6 @@ interface RouteSeen {
 function ownRateLimit(config: object | undefined): RouteRateLimitOptions | false | undefined {
   if (config === undefined || !Object.hasOwn(config, 'rateLimit')) return undefined;
   return (config as { rateLimit?: RouteRateLimitOptions | false }).rateLimit;
-}
-
-/** Says once, unless switched off, that a route was added before the plugin had loaded. */
-function onceWarning(logger: Logger, switches: unknown): (route: RouteSeen) => void {
-  const code = 'TOLLGATE_ROUTE_NOT_SEEN';
-  const off = switches === false || (isObject(switches) && Object.hasOwn(switches, code) && !switches[code]);
-  let said = off;
-  return (route) => {
-    if (said) return;
-    said = true;
-    logger.warn(
-      `[${code}] @tollgate/fastify: route ${String(route.method)} ${route.url} was added before the plugin had ` +
-        "loaded, so it is limited by a hook of the app, at the plugin's hook. Register the plugin with " +
-        '`await app.register(tollgate, ...)` before adding routes, so each route is limited as it asks.',
-    );
-  };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
 
 function checkHook(hook: unknown, what: string): asserts hook is RateLimitHook {

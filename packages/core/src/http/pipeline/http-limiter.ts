@@ -49,7 +49,16 @@ export interface HttpLimiter<Req, Res = unknown> {
    * limiter, its insurance limiter's too. Rejects when the store fails.
    */
   resetKey(key: string): Promise<void>;
+  /**
+   * Logs a setup warning of the adapter's once for this limiter, through its logger, unless its
+   * `warnings` option switches the code off. For a rule only the adapter can see (Fastify: a route the
+   * plugin never saw).
+   */
+  warnOnce(code: AdapterWarningCode, message: string): void;
 }
+
+/** The warning codes an adapter reports through {@link HttpLimiter.warnOnce}. */
+export type AdapterWarningCode = 'TOLLGATE_ROUTE_NOT_SEEN';
 
 const SKIPPED: RateLimitOutcome = Object.freeze({ kind: 'skipped' });
 
@@ -181,6 +190,10 @@ export function createHttpLimiter<Req, Res = unknown>(
         return rejectionOf(status, 'application/json; charset=utf-8', JSON.stringify(message));
       if (message === staticText?.body && status === staticText.status) return staticText;
       return rejectionOf(status, 'text/plain; charset=utf-8', message);
+    },
+
+    warnOnce(code, message) {
+      warnings.once(code, `${settings.adapter}: ${message}`);
     },
 
     async resetKey(key) {

@@ -1,8 +1,11 @@
-/** Starts and stops the bench's app server processes: one per framework × variant, each on the server core. */
+/**
+ * Starts and stops the bench's app server processes: one per framework × variant × build, each on the
+ * server core.
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Framework, ScenarioName, Variant } from './apps/scenarios.js';
-import { BUILT_PACKAGES } from './built/built-packages.js';
+import { BUILT_PACKAGES, type Build, builtPackagesEnv } from './built/built-packages.js';
 import { pinProcess, SERVER_CORE } from './cpu.js';
 
 const SERVER_ENTRY = fileURLToPath(new URL('./apps/server.ts', import.meta.url));
@@ -12,6 +15,7 @@ const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 export interface AppServer {
   readonly framework: Framework;
   readonly variant: Variant;
+  readonly build: Build;
   readonly pid: number;
   readonly urls: Readonly<Record<ScenarioName, string>>;
   /** What the process printed on stderr so far (warnings, Redis errors). */
@@ -19,17 +23,30 @@ export interface AppServer {
   stop(): Promise<void>;
 }
 
+/** What one server runs. */
+export interface AppServerSpec {
+  readonly framework: Framework;
+  readonly variant: Variant;
+  readonly build: Build;
+}
+
 /**
  * Starts the servers all at once, on any core (starting is not measured, and tsx's compiling is the
- * slow part), then pins each to the server core once it listens.
+ * slow part), then pins each to the server core once it listens. A server of the `against` build loads
+ * Tollgate from the checkout `against` and keeps its Redis keys apart from this build's.
  */
 export async function startAppServers(
-  specs: readonly { framework: Framework; variant: Variant }[],
+  specs: readonly AppServerSpec[],
   redisUrl: string,
   keyPrefix: string,
+  against: string | undefined,
 ): Promise<AppServer[]> {
   const started = await Promise.allSettled(
-    specs.map(({ framework, variant }) => startAppServer(framework, variant, redisUrl, keyPrefix)),
+    specs.map((spec) =>
+      spec.build === 'against'
+        ? startAppServer(spec, redisUrl, `${keyPrefix}against:`, against)
+        : startAppServer(spec, redisUrl, keyPrefix, undefined),
+    ),
   );
   const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -42,17 +59,17 @@ export async function startAppServers(
 }
 
 async function startAppServer(
-  framework: Framework,
-  variant: Variant,
+  { framework, variant, build }: AppServerSpec,
   redisUrl: string,
   keyPrefix: string,
+  checkout: string | undefined,
 ): Promise<AppServer> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--import', BUILT_PACKAGES, SERVER_ENTRY, framework, variant, redisUrl, keyPrefix],
     {
       cwd: BENCH_DIR,
-      env: { ...process.env, NODE_ENV: 'production' },
+      env: { ...builtPackagesEnv(checkout), NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -60,7 +77,7 @@ async function startAppServer(
   child.stderr?.on('data', (chunk) => {
     stderr += chunk;
   });
-  const ports = await firstLine(child, () => stderr, `${framework} ${variant}`);
+  const ports = await firstLine(child, () => stderr, `${framework} ${variant} (${build} build)`);
   const urls = Object.fromEntries(
     Object.entries(JSON.parse(ports) as Record<string, number>).map(([name, port]) => [
       name,
@@ -70,6 +87,7 @@ async function startAppServer(
   return {
     framework,
     variant,
+    build,
     pid: child.pid as number,
     urls,
     stderr: () => stderr,

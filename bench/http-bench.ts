@@ -1,21 +1,24 @@
 /**
- * The HTTP bench: every framework × variant as its own server process (one app per scenario); a warm-up;
+ * The HTTP bench: every framework × variant as its own server process (one app per scenario), Tollgate's
+ * variants twice with `--against` (this build's and the other checkout's); a warm-up;
  * then rounds in which every framework × variant × scenario runs once, in a shuffled order, while its
  * process's CPU time and Redis's counters are read before and after. Every run is checked for the answers
  * its scenario must give.
  */
 import type { Redis } from 'ioredis';
-import { type AppServer, startAppServers } from './app-servers.js';
+import { type AppServer, type AppServerSpec, startAppServers } from './app-servers.js';
 import {
   CLIENT_HEADER,
   type Framework,
+  isTollgate,
   runsScenario,
   SCENARIOS,
   type Scenario,
-  VARIANT_LABELS,
   VARIANTS,
   type Variant,
+  variantLabel,
 } from './apps/scenarios.js';
+import type { Build } from './built/built-packages.js';
 import { processCpuUs } from './cpu.js';
 import type { LoadGenerator, LoadResult, LoadSpec } from './load/load-generator.js';
 import type { BenchConfig } from './options.js';
@@ -32,10 +35,11 @@ export interface HttpSample {
   readonly redis: RedisCounters;
 }
 
-/** Every run of one framework × variant × scenario. */
+/** Every run of one framework × variant × build × scenario. */
 export interface CellResult {
   readonly framework: Framework;
   readonly variant: Variant;
+  readonly build: Build;
   readonly scenario: Scenario;
   readonly samples: HttpSample[];
 }
@@ -65,11 +69,17 @@ export async function runHttpBench(
 ): Promise<CellResult[]> {
   const salt = `b${config.seed}`;
   const random = seededRandom(config.seed);
+  // The against build's server right after this build's, so the report's rows come in that order.
   const specs = config.frameworks.flatMap((framework) =>
-    VARIANTS[framework].map((variant) => ({ framework, variant })),
+    VARIANTS[framework].flatMap((variant): AppServerSpec[] => [
+      { framework, variant, build: 'this' },
+      ...(config.against !== undefined && isTollgate(variant)
+        ? [{ framework, variant, build: 'against' as const }]
+        : []),
+    ]),
   );
   progress(`starting ${specs.length} app server processes`);
-  const servers = await startAppServers(specs, redisUrl, `bench:${salt}:`);
+  const servers = await startAppServers(specs, redisUrl, `bench:${salt}:`, config.against);
   try {
     const cells = servers.flatMap((server) =>
       SCENARIOS.filter((s) => runsScenario(server.variant, s)).map((scenario) =>
@@ -91,13 +101,14 @@ export async function runHttpBench(
     await Promise.all(servers.map((server) => server.stop()));
     for (const server of servers) {
       const said = server.stderr().trim();
-      if (said) progress(`${server.framework} / ${VARIANT_LABELS[server.variant]} said:\n${said}`);
+      if (said)
+        progress(`${server.framework} / ${variantLabel(server.variant, server.build)} said:\n${said}`);
     }
   }
 }
 
 function makeCell(config: BenchConfig, server: AppServer, scenario: Scenario, salt: string): Cell {
-  const { framework, variant } = server;
+  const { framework, variant, build } = server;
   return {
     server,
     scenario,
@@ -109,7 +120,7 @@ function makeCell(config: BenchConfig, server: AppServer, scenario: Scenario, sa
       keyPrefix: `${salt}-`,
       keys: scenario.keys,
     },
-    result: { framework, variant, scenario, samples: [] },
+    result: { framework, variant, build, scenario, samples: [] },
   };
 }
 
@@ -186,7 +197,7 @@ function checkAnswers(cell: Cell, result: LoadResult): void {
 }
 
 function describe({ server, scenario }: Cell): string {
-  return `${server.framework} / ${VARIANT_LABELS[server.variant]} / ${scenario.title}`;
+  return `${server.framework} / ${variantLabel(server.variant, server.build)} / ${scenario.title}`;
 }
 
 function progress(message: string): void {

@@ -1,5 +1,5 @@
 /**
- * Turns the HTTP runs into one line per framework × variant × scenario: medians over rounds, each compared
+ * Turns the HTTP runs into one line per framework × variant × build × scenario: medians over rounds, each compared
  * with its framework's baseline of the same round, and the bench's goals checked against the cheapest peer.
  */
 import {
@@ -11,12 +11,14 @@ import {
   type ScenarioName,
   type Variant,
 } from './apps/scenarios.js';
+import type { Build } from './built/built-packages.js';
 import type { CellResult, HttpSample } from './http-bench.js';
 import { median } from './stats.js';
 
 export interface CellSummary {
   readonly framework: Framework;
   readonly variant: Variant;
+  readonly build: Build;
   readonly scenario: Scenario;
   readonly rounds: number;
   /** Median over rounds of (this variant's requests/s ÷ the baseline's in the same round). */
@@ -40,24 +42,31 @@ export interface CellSummary {
   readonly reads: number;
 }
 
-const perRequest = (sample: HttpSample, value: number) => value / sample.load.requests;
-const costUs = (s: HttpSample) => perRequest(s, s.nodeCpuUs + s.redis.cpuUs);
-const rps = (s: HttpSample) => s.load.requests / s.load.durationSec;
+export const perRequest = (sample: HttpSample, value: number) => value / sample.load.requests;
+/** App server and Redis CPU per request, µs. */
+export const costUs = (s: HttpSample) => perRequest(s, s.nodeCpuUs + s.redis.cpuUs);
+export const rps = (s: HttpSample) => s.load.requests / s.load.durationSec;
+
+/**
+ * The baseline of `cell`: its framework's app without a limiter, on the same keys (DENY's is ALLOW on one
+ * hot key, which sends the very same requests to the very same app).
+ */
+export function baselineOf(results: readonly CellResult[], cell: CellResult): CellResult | undefined {
+  return results.find(
+    (r) => r.framework === cell.framework && r.variant === 'none' && r.scenario.keys === cell.scenario.keys,
+  );
+}
 
 /**
  * One line per cell, plus a DENY line for each baseline: DENY is compared with the baseline's runs of ALLOW
  * on one hot key, which send the very same requests to the very same app.
  */
 export function summarize(results: readonly CellResult[]): CellSummary[] {
-  const baselineOf = (cell: CellResult) =>
-    results.find(
-      (r) => r.framework === cell.framework && r.variant === 'none' && r.scenario.keys === cell.scenario.keys,
-    );
   const denyBaselines = results
     .filter((r) => r.variant === 'none' && r.scenario.name === 'allow-hot')
     .map((r) => ({ ...r, scenario: SCENARIOS.find((s) => s.name === 'deny') as Scenario }));
   const partial = [...results, ...denyBaselines].map((cell) => {
-    const baseline = baselineOf(cell);
+    const baseline = baselineOf(results, cell);
     if (baseline === undefined) throw new Error(`no baseline for ${cell.framework} ${cell.scenario.name}`);
     const paired = cell.samples.flatMap((sample) => {
       const base = baseline.samples.find((b) => b.round === sample.round);
@@ -69,6 +78,7 @@ export function summarize(results: readonly CellResult[]): CellSummary[] {
     return {
       framework: cell.framework,
       variant: cell.variant,
+      build: cell.build,
       scenario: cell.scenario,
       rounds: cell.samples.length,
       throughputVsBaseline: median(ratios),
@@ -118,11 +128,11 @@ export interface GoalCheck {
 
 /**
  * The bench's goals for Tollgate on Redis: added CPU per request ≤ 0.75× the cheapest peer's; Redis CPU per
- * request ≤ the least of any peer's; on DENY, throughput ≥ 0.95× the baseline.
+ * request ≤ the least of any peer's; on DENY, throughput ≥ 0.95× the baseline. Judged on this build only.
  */
 export function checkGoals(rows: readonly CellSummary[]): GoalCheck[] {
   const checks: GoalCheck[] = [];
-  for (const row of rows.filter((r) => r.variant === 'tollgate-redis')) {
+  for (const row of rows.filter((r) => r.variant === 'tollgate-redis' && r.build === 'this')) {
     const { framework, scenario } = row;
     const peers = rows.filter(
       (r) => r.framework === framework && r.scenario.name === scenario.name && isPeer(r.variant),
@@ -175,7 +185,8 @@ export function checkGoals(rows: readonly CellSummary[]): GoalCheck[] {
   return checks;
 }
 
-function range(values: readonly number[]): [number, number] {
+/** The lowest and highest of `values`. */
+export function range(values: readonly number[]): [number, number] {
   return [Math.min(...values), Math.max(...values)];
 }
 

@@ -1,8 +1,14 @@
 /**
  * The bench's command line: `pnpm bench [--quick] [--seed=N] [--load=wrk|autocannon] [--only=http|core]
- * [--framework=express|fastify|koa] [--json=file]` (`--json` also writes every round's raw figures to that
- * file; `--framework`, which may be given more than once, runs the HTTP rows of those frameworks only).
+ * [--framework=express|fastify|koa] [--json=file] [--against=DIR]` (`--json` also writes every round's raw
+ * figures to that file; `--framework`, which may be given more than once, runs the HTTP rows of those
+ * frameworks only; `--against` runs every Tollgate HTTP variant a second time from the built
+ * `packages/<name>/dist` of DIR, another checkout of this repository, in the same shuffled rounds, and
+ * reports this build ÷ DIR's, so a change is measured beside the code before it in one sitting; the core
+ * rows run this build only).
  */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { FRAMEWORKS, type Framework } from './apps/scenarios.js';
 
@@ -25,6 +31,8 @@ export interface BenchConfig {
   readonly frameworks: readonly Framework[];
   /** Where to write every round's raw figures as JSON, if anywhere. */
   readonly json: string | undefined;
+  /** `--against`: the absolute path of another checkout whose built packages Tollgate's variants also run. */
+  readonly against: string | undefined;
   readonly core: boolean;
   /** Checks per sample of the core-only rows: Redis at concurrency 1, at 64, and in memory. */
   readonly coreChecks: { readonly serial: number; readonly concurrent: number; readonly memory: number };
@@ -41,6 +49,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
       only: { type: 'string' },
       json: { type: 'string' },
       framework: { type: 'string', multiple: true },
+      against: { type: 'string' },
     },
   });
   const { quick = false, load, only } = values;
@@ -56,6 +65,13 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
       throw new Error(`--framework must be one of ${FRAMEWORKS.join(', ')}; got ${framework}`);
     }
   }
+  // Relative to where `pnpm bench` was typed (INIT_CWD), not to bench/, where pnpm runs the script.
+  const cwd = process.env.INIT_CWD ?? process.cwd();
+  const against = values.against === undefined ? undefined : resolve(cwd, values.against);
+  if (against !== undefined && only === 'core') {
+    throw new Error('--against runs the HTTP rows of both builds; the core rows run this build only');
+  }
+  if (against !== undefined) checkAgainst(against, frameworks as Framework[]);
   const seed = values.seed === undefined ? Date.now() % 1_000_000 : Number(values.seed);
   return {
     quick,
@@ -69,10 +85,22 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
     http: only !== 'core',
     frameworks: frameworks as Framework[],
     json: values.json,
+    against,
     core: only !== 'http',
     coreChecks: quick
       ? { serial: 1_000, concurrent: 5_000, memory: 200_000 }
       : { serial: 5_000, concurrent: 30_000, memory: 1_000_000 },
     coreRounds: quick ? 3 : 5,
   };
+}
+
+/** `--against=DIR` must be a checkout with the packages the HTTP variants load already built. */
+function checkAgainst(dir: string, frameworks: readonly Framework[]): void {
+  if (!existsSync(dir)) throw new Error(`--against: ${dir} does not exist`);
+  for (const name of ['core', ...frameworks]) {
+    const entry = join(dir, 'packages', name, 'dist', 'index.mjs');
+    if (!existsSync(entry)) {
+      throw new Error(`--against: ${entry} is missing; build that checkout first (pnpm build in ${dir})`);
+    }
+  }
 }

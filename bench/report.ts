@@ -1,6 +1,7 @@
 /** Prints the bench's results as Markdown tables (so a run can be pasted into the README as it is). */
 import { cpus } from 'node:os';
-import { FRAMEWORKS, SCENARIOS, VARIANT_LABELS } from './apps/scenarios.js';
+import type { BuildRatio, RoundRatio } from './against.js';
+import { FRAMEWORKS, SCENARIOS, variantLabel } from './apps/scenarios.js';
 import type { CoreResults, RedisCoreRow } from './core/core-results.js';
 import type { CellSummary, GoalCheck } from './http-summary.js';
 
@@ -18,6 +19,8 @@ export interface RunContext {
   readonly seed: number;
   /** 1-minute load averages when the run started and ended: other work on the machine makes figures noisier. */
   readonly loadAverages: readonly [number, number];
+  /** `--against`: which checkout and commit each of the two builds is. */
+  readonly builds?: { readonly this: string; readonly against: string } | undefined;
 }
 
 export function contextLines(c: RunContext): string {
@@ -25,6 +28,7 @@ export function contextLines(c: RunContext): string {
     ? 'app server (and core rows) pinned to CPU 0; load generator, Redis and the bench on CPU 1'
     : 'no pinning (taskset missing or a single core): figures are less comparable';
   return [
+    ...(c.builds ? [`Builds: this ${c.builds.this}; against ${c.builds.against}.`] : []),
     `${c.date}, Node ${c.node}, Redis ${c.redis}, ${c.load}, ${placement}.`,
     `Load average (1 min) ${c.loadAverages[0].toFixed(1)} at the start, ${c.loadAverages[1].toFixed(1)} at the end, on ${cpus().length} cores.`,
     `${c.quick ? '--quick: ' : ''}${c.rounds} rounds × ${c.roundSec} s per variant, ${c.connections} connections, ` +
@@ -47,7 +51,7 @@ const HTTP_HEADER = [
   'Redis reads/req',
 ];
 
-/** One table per scenario, frameworks one after the other, baseline first. */
+/** One table per scenario, frameworks one after the other, baseline first (and `--against` rows after theirs). */
 export function httpTables(rows: readonly CellSummary[]): string {
   const out: string[] = [];
   for (const scenario of SCENARIOS) {
@@ -57,7 +61,7 @@ export function httpTables(rows: readonly CellSummary[]): string {
         .sort((a, b) => Number(b.variant === 'none') - Number(a.variant === 'none'))
         .map((r) => [
           r.framework,
-          VARIANT_LABELS[r.variant],
+          variantLabel(r.variant, r.build),
           r.variant === 'none' ? '1' : withRange(r.throughputVsBaseline, r.throughputRange, 2),
           r.p50Ms.toFixed(2),
           r.p99Ms.toFixed(2),
@@ -73,6 +77,28 @@ export function httpTables(rows: readonly CellSummary[]): string {
     if (lines.length > 0) out.push(`#### ${scenario.title}\n\n${markdownTable(HTTP_HEADER, lines)}`);
   }
   return out.join('\n\n');
+}
+
+/** `--against`: this build's Tollgate rows ÷ the other build's, per scenario, framework and variant. */
+export function againstTable(ratios: readonly BuildRatio[]): string {
+  const lines = ratios.map((r) => [
+    r.scenario.title,
+    r.framework,
+    variantLabel(r.variant, 'this'),
+    ratioCell(r.rps),
+    ratioCell(r.nodeUs),
+    ratioCell(r.addedUs),
+    ratioCell(r.redisUs),
+  ]);
+  return markdownTable(
+    ['scenario', 'framework', 'variant', 'req/s', 'Node µs/req', 'added µs/req', 'Redis µs/req'],
+    lines,
+  );
+}
+
+/** A ratio and its range over rounds, `—` where there is none to take. */
+function ratioCell(ratio: RoundRatio | undefined): string {
+  return ratio === undefined ? '—' : withRange(ratio.median, ratio.range, 2);
 }
 
 /** The bench's goals, each met, missed, or not judged in this run. */
@@ -152,7 +178,7 @@ function withRange(value: number, [low, high]: readonly [number, number], digits
 
 function markdownTable(header: readonly string[], lines: readonly (readonly string[])[]): string {
   const numeric = header.map(
-    (_, i) => lines.length > 0 && lines.every((l) => /^[\d.,×()–\s-]*$/.test(l[i] ?? '')),
+    (_, i) => lines.length > 0 && lines.every((l) => /^[\d.,×()–—\s-]*$/.test(l[i] ?? '')),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
   const row = (cells: readonly string[]) =>

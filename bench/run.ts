@@ -7,8 +7,10 @@
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { compareBuilds, describeCheckout } from './against.js';
 import { BUILT_PACKAGES } from './built/built-packages.js';
 import { CORE_RESULT_PREFIX, type CoreResults } from './core/core-results.js';
 import { CAN_PIN, LOAD_CORE, pinnedCommand, pinProcess, SERVER_CORE } from './cpu.js';
@@ -17,7 +19,7 @@ import { checkGoals, summarize } from './http-summary.js';
 import { chooseLoadGenerator } from './load/load-generator.js';
 import { type BenchConfig, parseConfig } from './options.js';
 import { startRedisServer } from './redis-server.js';
-import { contextLines, coreTables, goalTable, httpTables } from './report.js';
+import { againstTable, contextLines, coreTables, goalTable, httpTables } from './report.js';
 
 const CORE_ENTRY = fileURLToPath(new URL('./core/core-bench.ts', import.meta.url));
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -37,7 +39,14 @@ async function main(): Promise<void> {
     if (config.http) {
       raw.http = await runHttpBench(config, redisServer.url, stats, load);
       const rows = summarize(raw.http);
-      sections.push(`### HTTP\n\n${httpTables(rows)}`, `### Goals\n\n${goalTable(checkGoals(rows))}`);
+      sections.push(`### HTTP\n\n${httpTables(rows)}`);
+      if (config.against !== undefined) {
+        const ratios = againstTable(compareBuilds(raw.http));
+        sections.push(
+          `### This build ÷ the --against build (medians of per-round ratios, range)\n\n${ratios}`,
+        );
+      }
+      sections.push(`### Goals\n\n${goalTable(checkGoals(rows))}`);
     }
     if (config.core) {
       raw.core = await runCoreBench(config, redisServer.url);
@@ -55,6 +64,10 @@ async function main(): Promise<void> {
       connections: config.connections,
       seed: config.seed,
       loadAverages: [loadAtStart, loadavg()[0] as number],
+      builds:
+        config.against === undefined
+          ? undefined
+          : { this: describeCheckout(dirname(BENCH_DIR)), against: describeCheckout(config.against) },
     });
     // Printed at the end, all at once: the progress lines on stderr do not break up the tables.
     console.log(['## Tollgate bench', context, ...sections].join('\n\n'));

@@ -4,6 +4,8 @@
  * orchestrator, so both read one definition.
  */
 
+import type { Build } from '../built/built-packages.js';
+
 /** The request header every limiter of the bench is keyed by, so the load generator can vary the client. */
 export const CLIENT_HEADER = 'x-client';
 
@@ -95,14 +97,24 @@ export const VARIANT_LABELS: Readonly<Record<Variant, string>> = {
   'koa-ratelimit': 'koa-ratelimit, Redis driver',
 };
 
+/** How a variant of a build reads in the report: the rows of the `--against` build say so. */
+export function variantLabel(variant: Variant, build: Build): string {
+  return build === 'against' ? `${VARIANT_LABELS[variant]} (against)` : VARIANT_LABELS[variant];
+}
+
 /** Whether the variant limits at all: not the baseline, nor the floor that refuses everyone. */
 export function hasLimiter(variant: Variant): boolean {
   return variant !== 'none' && variant !== 'refusal-floor';
 }
 
+/** Tollgate's own limiters: the variants that `--against` runs a second time, from the other build. */
+export function isTollgate(variant: Variant): boolean {
+  return variant.startsWith('tollgate-');
+}
+
 /** The peers: other libraries on the same Redis, which Tollgate's Redis row is compared with. */
 export function isPeer(variant: Variant): boolean {
-  return hasLimiter(variant) && !variant.startsWith('tollgate-');
+  return hasLimiter(variant) && !isTollgate(variant);
 }
 
 /** Whether the variant keeps its counts in the bench's Redis. */

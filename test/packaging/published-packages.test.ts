@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const PACKAGES = ['core', 'express', 'fastify', 'koa', 'otel'] as const;
+const PACKAGES = ['core', 'express', 'fastify', 'koa', 'nestjs', 'otel'] as const;
 
 const KEY_HELPERS = [
   'ClientAddressError',
@@ -58,6 +58,16 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
   express: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   fastify: [...KEY_HELPERS, 'concurrencyLimit', 'tollgate'].sort(),
   koa: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
+  nestjs: [
+    ...KEY_HELPERS,
+    'RateLimit',
+    'RateLimitException',
+    'SkipRateLimit',
+    'TollgateGuard',
+    'TollgateLimiters',
+    'TollgateModule',
+    'concurrencyLimit',
+  ].sort(),
   otel: ['METER_NAME', 'METRIC_NAMES', 'instrumentTollgate'],
 };
 
@@ -105,6 +115,10 @@ beforeAll(async () => {
     ['test', 'express'],
     ['test', 'fastify'],
     ['test', 'koa'],
+    ['test', '@nestjs/common'],
+    ['test', '@nestjs/core'],
+    ['test', 'reflect-metadata'],
+    ['test', 'rxjs'],
     ['packages/fastify', 'fastify-plugin'],
     ['packages/otel', '@opentelemetry/api'],
   ] as const) {

@@ -1,6 +1,7 @@
 /**
  * Options of the rate limiters people move from (express-rate-limit, @fastify/rate-limit, koa-ratelimit,
- * rate-limiter-flexible), with what to write instead, or a plain "not supported" where Tollgate has none.
+ * rate-limiter-flexible, @nestjs/throttler), with what to write instead, or a plain "not supported" where
+ * Tollgate has none.
  */
 import type { NameHint } from '../../support/unknown-names.js';
 
@@ -33,6 +34,12 @@ const notSupported = (from: string, unsupported: string): NameHint => ({ from, u
  */
 export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameHint>([
   ['windowMs', { use: "window (ms or '15m')" }],
+  ['ttl', { use: "window (ms or '1m'; @nestjs/throttler's ttl is in ms)" }],
+  ['throttlers', { use: 'policies (one limiter, several policies), or one @RateLimit per named throttler' }],
+  ['getTracker', { use: KEY }],
+  ['generateKey', { use: `${KEY}, and name for the namespace` }],
+  ['ignoreUserAgents', { use: "skip: (req) => /bot/i.test(req.headers['user-agent'] ?? '')" }],
+  ['setHeaders', { use: HEADERS }],
   ['timeWindow', { use: "window (ms or '1m')" }],
   [
     'duration',

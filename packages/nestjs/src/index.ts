@@ -1,0 +1,30 @@
+/**
+ * `@tollgate/nestjs`: Tollgate as a Nest module (Nest 11, on Express and on Fastify): `TollgateModule`,
+ * `TollgateGuard`, `@RateLimit()` and `@SkipRateLimit()`, and `concurrencyLimit()` as an interceptor.
+ */
+
+export type {
+  ConcurrencyLimitOptions,
+  HeaderProfile,
+  KeyFunction,
+  Policy,
+  RateLimitInfo,
+  Store,
+} from '@tollgate/core';
+export {
+  byApiKey,
+  byIp,
+  byUser,
+  ClientAddressError,
+  firstOf,
+  MemoryStore,
+  RateLimitError,
+  RedisStore,
+} from '@tollgate/core';
+export { concurrencyLimit } from './concurrency-limit.js';
+export { RateLimit, type RouteRateLimitOptions, SkipRateLimit } from './decorators.js';
+export type { NestHttpRequest, TollgateModuleAsyncOptions, TollgateModuleOptions } from './options.js';
+export { RateLimitException } from './rate-limit-exception.js';
+export { TollgateGuard } from './tollgate-guard.js';
+export { TollgateLimiters } from './tollgate-limiters.js';
+export { TollgateModule } from './tollgate-module.js';

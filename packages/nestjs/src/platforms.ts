@@ -1,0 +1,149 @@
+/**
+ * Reading Nest's requests and writing its responses on both platforms: Express (`req`, `res`) and
+ * Fastify (`request`, `reply`, whose `raw` is the Node.js response). A refusal is thrown, for Nest's
+ * exception filters, rather than written.
+ */
+import type { ServerResponse } from 'node:http';
+import type {
+  Handled,
+  RateLimitInfo,
+  RateLimitRejection,
+  RequestAccess,
+  ResponseAccess,
+} from '@tollgate/core';
+import type { NestHttpRequest } from './options.js';
+import { RateLimitException } from './rate-limit-exception.js';
+
+/** A refusal, with the refused request's info when a rate limiter (not a concurrency limiter) refused it. */
+export interface Refusal extends RateLimitRejection {
+  readonly info?: RateLimitInfo;
+}
+
+/** Express's `res`: a Node.js response with `json`, the method Nest's exception filter sends with. */
+interface ExpressResponse extends ServerResponse {
+  json(body: unknown): unknown;
+}
+
+/** What Tollgate uses of Fastify's `reply`. */
+interface FastifyReply {
+  readonly raw: ServerResponse;
+  code(status: number): FastifyReply;
+  type(contentType: string): FastifyReply;
+  serializer(serialize: (payload: string) => string): FastifyReply;
+  send(payload?: unknown): FastifyReply;
+  headers(headers: Readonly<Record<string, string>>): FastifyReply;
+  getHeader(name: string): unknown;
+  removeHeader(name: string): FastifyReply;
+}
+
+type AnyRequest = NestHttpRequest & {
+  readonly socket?: { readonly remoteAddress?: string };
+  readonly app?: { get(setting: string): unknown };
+};
+
+/**
+ * A request from behind nine proxies that no deliberate setting trusts all of: Fastify, asked for its
+ * IP, answers the leftmost `X-Forwarded-For` entry only with `trustProxy: true`.
+ */
+const PROBE_RAW = {
+  socket: { remoteAddress: '192.0.2.1' },
+  headers: { 'x-forwarded-for': Array.from({ length: 9 }, (_, i) => `198.51.100.${i + 1}`).join(', ') },
+};
+
+export const nestRequests: RequestAccess<AnyRequest> = {
+  ip: (request) => request.ip || undefined,
+  socketIp: (request) => request.socket?.remoteAddress,
+  header(request, name) {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  },
+  trustsEveryProxy(request) {
+    if (typeof request.app?.get === 'function') return request.app.get('trust proxy') === true;
+    // Fastify keeps trustProxy to itself; its request's `ip` getter, asked about a made-up request, tells.
+    try {
+      const probe = Object.create(Object.getPrototypeOf(request), { raw: { value: PROBE_RAW } });
+      return (probe as AnyRequest).ip === '198.51.100.1';
+    } catch {
+      return false;
+    }
+  },
+};
+
+const expose = (request: AnyRequest, property: string, info: RateLimitInfo) => {
+  (request as unknown as Record<string, unknown>)[property] = info;
+};
+
+/*
+ * Nest's default filter sends an exception's body with Express's `res.json` or Fastify's `reply.send`,
+ * which add a charset that application/problem+json lacks (and would turn a text answer into JSON). So
+ * the refused response's sender is wrapped: the exception's own body, sent unchanged, goes out exactly
+ * as the limiter wrote it; anything else a filter of the app sends goes through untouched.
+ */
+
+const expressResponses: ResponseAccess<AnyRequest, ExpressResponse> = {
+  node: (res) => res,
+  getHeader: (res, name) => res.getHeader(name),
+  setHeaders(res, headers) {
+    for (const name in headers) res.setHeader(name, headers[name] as string);
+  },
+  removeHeader: (res, name) => res.removeHeader(name),
+  expose,
+  send(res, refusal: Refusal) {
+    const exception = new RateLimitException(refusal, refusal.info);
+    const answer = exception.getResponse();
+    const json = res.json;
+    res.json = (body) => (body === answer ? endWith(res, refusal) : json.call(res, body));
+    throw exception;
+  },
+};
+
+const fastifyResponses: ResponseAccess<AnyRequest, FastifyReply> = {
+  node: (reply) => reply.raw,
+  getHeader: (reply, name) => reply.getHeader(name),
+  setHeaders: (reply, headers) => void reply.headers(headers),
+  removeHeader: (reply, name) => void reply.removeHeader(name),
+  expose,
+  send(reply, refusal: Refusal) {
+    const exception = new RateLimitException(refusal, refusal.info);
+    const answer = exception.getResponse();
+    const send = reply.send;
+    // A string through an identity serializer: Fastify adds no charset to it.
+    reply.send = (payload) =>
+      payload === answer
+        ? send.call(reply.code(refusal.status).type(refusal.contentType).serializer(asIs), refusal.body)
+        : send.call(reply, payload);
+    throw exception;
+  },
+};
+
+/** Ends `res` with the refusal in one chunk with the head, as `@tollgate/express` does. */
+function endWith(res: ServerResponse, { status, contentType, body, bytes }: RateLimitRejection) {
+  res.statusCode = status;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', bytes.length);
+  return res.end(body);
+}
+
+function asIs(body: string): string {
+  return body;
+}
+
+/** A core lifecycle for requests of either platform. */
+export type Lifecycle = (request: unknown, response: unknown) => Promise<Handled>;
+
+/**
+ * Builds `lifecycle` once per platform and runs, per request, the one of the request's platform: a
+ * Fastify `reply` has `raw`, an Express `res` is the Node.js response itself.
+ */
+export function onEitherPlatform(
+  lifecycle: <Res>(
+    access: ResponseAccess<AnyRequest, Res>,
+  ) => (request: AnyRequest, response: Res) => Promise<Handled>,
+): Lifecycle {
+  const onExpress = lifecycle(expressResponses);
+  const onFastify = lifecycle(fastifyResponses);
+  return (request, response) =>
+    typeof response === 'object' && response !== null && 'raw' in response
+      ? onFastify(request as AnyRequest, response as FastifyReply)
+      : onExpress(request as AnyRequest, response as ExpressResponse);
+}

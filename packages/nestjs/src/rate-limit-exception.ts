@@ -1,0 +1,38 @@
+/** The refusal as Nest answers errors: an `HttpException` whose body is the limiter's answer. */
+import { HttpException } from '@nestjs/common';
+import type { RateLimitInfo, RateLimitRejection } from '@tollgate/core';
+
+/**
+ * Thrown by `TollgateGuard` (and `concurrencyLimit`) for a refused request, with the rate-limit headers
+ * (`Retry-After` included) already set on the response. Its status is 429 (or the limiter's
+ * `statusCode`), or 403 when the request costs more than a policy can ever hold. `getResponse()` is the
+ * RFC 9457 problem details object (`type`, `title`, `status`, `detail`, `violated-policies`), or the
+ * `message` option's object, or `{ statusCode, message }` for a text `message`.
+ *
+ * Nest's default exception filter sends it as the limiter wrote it: `application/problem+json`, no
+ * charset. A filter of yours sees it like any `HttpException`, and may answer it as it likes.
+ *
+ * @example
+ * @Catch(RateLimitException)
+ * export class RateLimitFilter implements ExceptionFilter {
+ *   catch(exception: RateLimitException, host: ArgumentsHost) {
+ *     const res = host.switchToHttp().getResponse<Response>();
+ *     res.status(exception.getStatus()).json({ error: 'slow down', retryInMs: exception.info?.decision.retryAfterMs });
+ *   }
+ * }
+ */
+export class RateLimitException extends HttpException {
+  constructor(
+    /** The answer the limiter would send: status, content type and body text. */
+    readonly rejection: RateLimitRejection,
+    /** The refused request's rate limit; `undefined` for a concurrency limit's refusal. */
+    readonly info?: RateLimitInfo,
+  ) {
+    super(responseOf(rejection), rejection.status);
+  }
+}
+
+/** The body as an object, as Nest's filters expect one: a text answer in the shape Nest gives a string. */
+function responseOf({ status, contentType, body }: RateLimitRejection): Record<string, unknown> {
+  return contentType.includes('json') ? JSON.parse(body) : { statusCode: status, message: body };
+}

@@ -65,6 +65,7 @@ export type {
   AdapterSettings,
   ConcurrencyLimitOptions,
   LimitedMessage,
+  MeteredCost,
   PerRequest,
   RateLimitOptions,
   SuccessTest,
@@ -99,8 +100,10 @@ export {
   type LimiterOptions,
   type OnStoreError,
   type RefundOptions,
+  type ReserveOptions,
   type StoreErrorAction,
 } from './limiter/limiter.js';
+export type { Reservation } from './limiter/reservation.js';
 export type { Decision, DecisionReason, PolicyDecision } from './model/decision.js';
 export type { AlgorithmName, Policy, ResolvedPolicy } from './model/policy.js';
 export type {

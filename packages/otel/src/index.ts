@@ -62,8 +62,9 @@ export interface TollgateMetrics {
  * and `RedisStore` in the process (any copy of `@tollgate/core`: channels are shared by name). Call it
  * once, after the OpenTelemetry SDK is set up.
  *
- * - `tollgate.decisions` (counter, `{decision}`): `tollgate.limiter`, `tollgate.outcome`, and
- *   `tollgate.policy` when a policy decided.
+ * - `tollgate.decisions` (counter, `{decision}`): `tollgate.limiter`, `tollgate.outcome`,
+ *   `tollgate.policy` when a policy decided, and `tollgate.near_limit: true` when the request was
+ *   admitted near the limit (a policy's `nearLimit` reached; absent otherwise).
  * - `tollgate.store.duration` (histogram, `s`): time from a `consume`'s call to the store to its
  *   answer or failure; `tollgate.limiter`, and `error.type` when it failed.
  * - `tollgate.store.errors` (counter, `{error}`): `tollgate.limiter`, `tollgate.operation`, `error.type`.
@@ -157,8 +158,12 @@ export function instrumentTollgate(options: TollgateMetricsOptions = {}): Tollga
   };
 }
 
-function decisionAttributes({ limiter, policy, outcome }: DecisionEvent): Attributes {
-  return policy === undefined
-    ? { 'tollgate.limiter': limiter, 'tollgate.outcome': outcome }
-    : { 'tollgate.limiter': limiter, 'tollgate.policy': policy, 'tollgate.outcome': outcome };
+function decisionAttributes({ limiter, policy, outcome, nearLimit }: DecisionEvent): Attributes {
+  const attributes: Attributes =
+    policy === undefined
+      ? { 'tollgate.limiter': limiter, 'tollgate.outcome': outcome }
+      : { 'tollgate.limiter': limiter, 'tollgate.policy': policy, 'tollgate.outcome': outcome };
+  // Only on near-limit decisions: the series of limiters without `nearLimit` stay as they were.
+  if (nearLimit) attributes['tollgate.near_limit'] = true;
+  return attributes;
 }

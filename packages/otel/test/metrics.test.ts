@@ -143,6 +143,34 @@ describe('instrumentTollgate', () => {
     ]);
   });
 
+  it('marks decisions admitted near the limit with tollgate.near_limit, and only those', async () => {
+    const limiter = createLimiter({
+      policies: { limit: 3, window: '1m', name: 'burst', nearLimit: 0.6 },
+      namespace: 'api',
+    });
+    for (let i = 0; i < 4; i++) await limiter.consume('ip:203.0.113.7');
+    const metrics = await collected();
+    expect(points(metrics.get(METRIC_NAMES.decisions))).toEqual([
+      {
+        attributes: {
+          'tollgate.limiter': 'api',
+          'tollgate.near_limit': true,
+          'tollgate.outcome': 'allowed',
+          'tollgate.policy': 'burst',
+        },
+        value: 2,
+      },
+      {
+        attributes: { 'tollgate.limiter': 'api', 'tollgate.outcome': 'allowed', 'tollgate.policy': 'burst' },
+        value: 1,
+      },
+      {
+        attributes: { 'tollgate.limiter': 'api', 'tollgate.outcome': 'limited', 'tollgate.policy': 'burst' },
+        value: 1,
+      },
+    ]);
+  });
+
   it('records store durations in seconds, failures with error.type, and counts store errors', async () => {
     const limiter = createLimiter({ policies: { limit: 5, window: '1m' }, namespace: 'api' });
     await limiter.consume('a');

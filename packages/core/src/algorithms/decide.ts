@@ -50,9 +50,15 @@ function decisionOf(
   cost: number,
 ): Decision {
   let overCapacity = false;
-  for (const state of described) if (state.retryAfterMs === undefined) overCapacity = true;
+  let near = false;
+  for (const state of described) {
+    if (state.retryAfterMs === undefined) overCapacity = true;
+    if (state.nearLimit) near = true;
+  }
   const banned = bannedUntilMs > nowMs;
   const allowed = applied && !overCapacity && !banned;
+  // A refused request is never near: whatever answers it (the store, the deny cache), it says so alike.
+  if (near && !allowed) clearNearLimit(described);
   const decidedBy =
     described.length === 1 // most limiters have one policy
       ? (described[0] as PolicyDecision)
@@ -72,7 +78,16 @@ function decisionOf(
     policies: described,
     decidedAtMs: nowMs,
     degraded: false,
+    nearLimit: near && allowed,
   };
+}
+
+/** Each policy's part without its near-limit mark, in place: only refused decisions come here. */
+function clearNearLimit(described: PolicyDecision[]): void {
+  for (let i = 0; i < described.length; i++) {
+    const state = described[i] as PolicyDecision;
+    if (state.nearLimit) described[i] = { ...state, nearLimit: false };
+  }
 }
 
 function fewestRemaining(states: readonly PolicyDecision[]): PolicyDecision {

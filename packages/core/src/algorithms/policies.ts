@@ -3,6 +3,7 @@ import type { AlgorithmName, Policy, ResolvedPolicy } from '../model/policy.js';
 import { type Duration, formatDuration, parseDuration } from '../support/duration.js';
 import { closestName, type NameHint, rejectUnknownNames } from '../support/unknown-names.js';
 import { describeValue, isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
+import { nearLimitFraction, nearLimitTokens } from './near-limit.js';
 import { ALGORITHM_NAMES, ALGORITHMS } from './registry.js';
 
 const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -13,6 +14,7 @@ const POLICY_FIELDS = [
   'burst',
   'name',
   'algorithm',
+  'nearLimit',
 ] as const satisfies readonly (keyof Policy)[];
 
 /** Fields of other limiters' policies that users bring along: a policy with a stray field must not run. */
@@ -70,10 +72,12 @@ function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
     burst,
     name: givenName,
     algorithm = 'token-bucket',
+    nearLimit,
   } = ownOptions(policy);
   const limit = positiveWholeNumber(givenLimit, `${where}.limit`);
   const windowMs = parseDuration(window as Duration, `${where}.window`);
   const capacity = burst === undefined ? limit : positiveWholeNumber(burst, `${where}.burst`);
+  const near = nearLimitFraction(nearLimit, `${where}.nearLimit`);
   const capacityUnits = capacity * windowMs;
   if (!Number.isSafeInteger(capacityUnits)) {
     throw new RangeError(`${where}: burst × window is too large to count exactly; use a shorter window`);
@@ -96,6 +100,8 @@ function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
     windowMs,
     capacity,
     capacityUnits,
+    nearLimit: near,
+    nearLimitTokens: nearLimitTokens(near, capacity),
   });
   ALGORITHMS[resolved.algorithm].validate(resolved, where);
   return resolved;

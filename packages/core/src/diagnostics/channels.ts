@@ -40,6 +40,12 @@ export interface DecisionEvent {
   readonly allowed: boolean;
   /** The check ran in dry run: the request went on whatever `allowed` says. */
   readonly dryRun: boolean;
+  /**
+   * The decision admitted the request near the limit (`decision.nearLimit`: a policy's `nearLimit`
+   * reached). Its own field, not an outcome: a near-limit request is still `'allowed'` (or `'degraded'`),
+   * so counts by outcome stay as they were. `false` when there was no decision.
+   */
+  readonly nearLimit: boolean;
   /** The tokens asked for; `undefined` for a skipped check. */
   readonly cost: number | undefined;
   /** Whole tokens left in the deciding policy's bucket; `undefined` when there was no decision. */

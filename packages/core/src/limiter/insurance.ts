@@ -68,11 +68,13 @@ export function insuranceFor(
   const { instances, maxKeys } = insuranceSettings(options, 'insurance');
   const share = (tokens: number) => Math.max(1, Math.floor(tokens / instances));
   const shared = resolvePolicies(
-    policies.map(({ name, limit, windowMs, capacity }) => ({
+    policies.map(({ name, limit, windowMs, capacity, nearLimit }) => ({
       name,
       limit: share(limit),
       window: windowMs,
       burst: share(capacity),
+      // Near the insurance's own, smaller, limit at the same fraction.
+      ...(nearLimit === undefined ? {} : { nearLimit }),
     })),
   );
   const smallestCapacity = Math.min(...shared.map((p) => p.capacity));

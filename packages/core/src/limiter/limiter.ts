@@ -15,6 +15,7 @@ import { isSettingsObject, ownOptions, positiveWholeNumber } from '../support/va
 import { bucketOwner } from './bucket-key.js';
 import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
+import { maxExtraTokensOf, type Reservation, reservationOf } from './reservation.js';
 
 /**
  * What a check does when the store fails (down, silent past `timeout`, erroring):
@@ -86,6 +87,9 @@ export interface ConsumeOptions {
   dryRun?: boolean;
 }
 
+/** Options of {@link Limiter.reserve}: those of a check, but for the cost, which `reserve` is given. */
+export type ReserveOptions = Omit<ConsumeOptions, 'cost'>;
+
 /** Options of a refund. */
 export interface RefundOptions {
   /**
@@ -108,6 +112,16 @@ export interface Limiter {
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
   /** Answers as `consume` would, charging nothing. */
   peek(key: string, options?: ConsumeOptions): Promise<Decision>;
+  /**
+   * Charges `cost` as `consume` does (to every policy, or to none) and returns a {@link Reservation},
+   * to settle once the true cost is known: the difference is then charged (possibly into debt) or
+   * given back, in one atomic store step.
+   *
+   * @example
+   * const reservation = await limiter.reserve(`key:${apiKey}`, 1_000);
+   * if (reservation.decision.allowed) await reservation.settle(usage.totalTokens);
+   */
+  reserve(key: string, cost: number, options?: ReserveOptions): Promise<Reservation>;
   /**
    * Gives `cost` tokens back to every policy (never beyond capacity), e.g. when a request failed. Default
    * cost: 1. Give back where the charge was made: `{ degraded: true }` for a `degraded` decision.
@@ -169,6 +183,7 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
       : undefined;
   const watch = store.local === true || store.enforcesTimeout === true ? undefined : new DeadlineWatch();
   const smallestCapacity = Math.min(...policies.map((p) => p.capacity));
+  const maxExtraTokens = maxExtraTokensOf(policies);
   const events = new LimiterEvents(namespace);
 
   async function run(
@@ -218,6 +233,16 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     return decision;
   }
 
+  /**
+   * Moves a reservation's charge by `tokens` (a penalty when positive, a refund when negative) where it
+   * was made: the insurance limiter for a degraded decision, else the store. Rejects when the store fails.
+   */
+  async function adjust(key: string, tokens: number, degraded: boolean): Promise<void> {
+    const mode = tokens > 0 ? 'penalty' : 'refund';
+    if (degraded) await insurance.decide(bucketOwner(namespace, key), Math.abs(tokens), mode);
+    else await run(key, Math.abs(tokens), mode, 'throw');
+  }
+
   function answeredInProcess(owner: string, decision: Decision, dryRun: boolean): void {
     events.denyCacheHit(owner, decision);
     events.decided(owner, decision, dryRun, Number.NaN);
@@ -236,6 +261,12 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
       ),
     peek: (key, opts) =>
       run(key, ownField(opts, 'cost'), 'peek', ownField(opts, 'onStoreError') ?? onStoreError),
+    async reserve(key, cost, opts) {
+      const fallback = ownField(opts, 'onStoreError') ?? onStoreError;
+      const decision = await run(key, reservedCostOf(cost), 'consume', fallback, ownField(opts, 'dryRun'));
+      const { degraded } = decision;
+      return reservationOf(decision, (tokens) => adjust(key, tokens, degraded), maxExtraTokens);
+    },
     async refund(key, cost, refundOptions) {
       // A degraded decision was charged in this process only: giving it back to the store would hand
       // out tokens the store never took.
@@ -324,6 +355,12 @@ function denyCacheFor(
 function dryRunOf(dryRun: boolean | undefined): boolean {
   if (dryRun === undefined || typeof dryRun === 'boolean') return dryRun === true;
   throw new TypeError(`dryRun must be true or false; got ${String(dryRun)}`);
+}
+
+/** `reserve`'s cost: required, unlike `consume`'s. */
+function reservedCostOf(cost: number): number {
+  if (cost === undefined) throw new TypeError('reserve needs a cost: the tokens to charge before the work');
+  return costOf(cost);
 }
 
 function costOf(cost: number | undefined): number {

@@ -10,6 +10,7 @@ import { type Duration, formatDuration, parseDuration } from '../support/duratio
 import { describeValue } from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
 import type { ConsumeOptions, Limiter } from './limiter.js';
+import { reservationOf } from './reservation.js';
 
 /**
  * A value of the `limit` option, or of a `limit` function: a positive whole number, or 0 to refuse every
@@ -64,7 +65,7 @@ export function resolveZeroLimit(policy: Policy, prefix: string): ResolvedPolicy
  * A {@link Limiter} for `limit: 0`: every `consume` and `peek` is `'limited'`, with `retryAfterMs`
  * `undefined` since no wait will do, so the 429 carries no `Retry-After`. Not `'cost-exceeds-capacity'`:
  * that is the request asking too much, this is the limiter refusing everyone, whatever the cost.
- * `refund`, `reward` and `reset` have nothing to do; `penalty` changes nothing either. Its `consume`
+ * `refund`, `reward`, `reset` and a reservation's `settle` have nothing to do; `penalty` changes nothing either. Its `consume`
  * decisions are published as a store's are, under `name`, with no store latency.
  *
  * @example
@@ -89,6 +90,7 @@ export function zeroLimiter(
     // Never, in truth; the window keeps `t` finite and true to draft-11: within it, at most `r` (0) requests.
     nextTokenMs: policy.windowMs,
     retryAfterMs: undefined,
+    nearLimit: false,
   });
   const policies = Object.freeze([state]);
   const events = new LimiterEvents(name);
@@ -101,18 +103,23 @@ export function zeroLimiter(
     policies,
     decidedAtMs: now(),
     degraded: false,
+    nearLimit: false,
   });
+  async function consume(key: string, options?: ConsumeOptions): Promise<Decision> {
+    const decision = await refuse(key, options);
+    if (events.decisionsObserved) {
+      events.decided(bucketOwner(name, key), decision, options?.dryRun === true, Number.NaN);
+    }
+    return decision;
+  }
   return {
     policies: Object.freeze([policy]),
     insurancePolicies: Object.freeze([policy]), // it never asks the store, so it never needs insurance
-    async consume(key, options) {
-      const decision = await refuse(key, options);
-      if (events.decisionsObserved) {
-        events.decided(bucketOwner(name, key), decision, options?.dryRun === true, Number.NaN);
-      }
-      return decision;
-    },
+    consume,
     peek: refuse,
+    // Refused, so charged nothing: its settle and cancel have nothing to do.
+    reserve: async (key, cost, options) =>
+      reservationOf(await consume(key, { ...options, cost }), async () => {}, 0),
     penalty: (_key, cost) => refuse(_key, { cost: cost ?? 1 }),
     refund: async () => {},
     reward: async () => {},

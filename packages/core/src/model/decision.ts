@@ -28,6 +28,12 @@ export interface PolicyDecision {
    * the capacity).
    */
   readonly retryAfterMs: number | undefined;
+  /**
+   * `true` when the request was admitted and this policy's tokens used, the request's own included,
+   * reached its `nearLimit` fraction of the capacity; always `false` for a policy without `nearLimit`
+   * and in a refused decision.
+   */
+  readonly nearLimit: boolean;
 }
 
 /**
@@ -65,4 +71,9 @@ export interface Decision {
    * instead: the numbers are this process's, not the shared ones.
    */
   readonly degraded: boolean;
+  /**
+   * `true` when the request was admitted and some policy is near its limit (see
+   * {@link PolicyDecision.nearLimit}); a refused request is never near.
+   */
+  readonly nearLimit: boolean;
 }

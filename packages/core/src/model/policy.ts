@@ -38,6 +38,13 @@ export interface Policy {
    * Default: derived from the numbers, e.g. `'100-per-1m'`. Renaming a policy starts fresh buckets.
    */
   name?: string;
+  /**
+   * Marks a decision as near the limit (`decision.nearLimit`) once the tokens used, the request's own
+   * included, reach this fraction of the capacity (`burst`, which is `limit` unless set): with `limit: 10`
+   * and `nearLimit: 0.8`, from a full bucket, requests 8, 9 and 10 are near; 11 is refused, and a refused
+   * request is never near. A fraction above 0 and at most 1. Default: none (never near).
+   */
+  nearLimit?: number;
 }
 
 /**
@@ -60,4 +67,11 @@ export interface ResolvedPolicy {
   readonly capacity: number;
   /** Bucket capacity in units (`capacity * windowMs`). */
   readonly capacityUnits: number;
+  /** The policy's `nearLimit` fraction; `undefined`: none. Not part of how buckets are stored. */
+  readonly nearLimit?: number | undefined;
+  /**
+   * Whole tokens used (`capacity - remaining`) from which a decision is near the limit:
+   * `ceil(nearLimit × capacity)`; `undefined`: none.
+   */
+  readonly nearLimitTokens?: number | undefined;
 }

@@ -5,6 +5,7 @@
  * at most `limit` tokens are counted in it. Counts are tokens, so whole costs keep them whole.
  */
 import type { Algorithm } from '../algorithm.js';
+import { isNearLimit } from '../near-limit.js';
 
 export const fixedWindow: Algorithm = {
   name: 'fixed-window',
@@ -44,17 +45,19 @@ export const fixedWindow: Algorithm = {
     const count = st[o + 1] ?? 0;
     const { name, limit, windowMs } = policy;
     const endMs = Math.max(0, startMs + windowMs - nowMs);
+    const remaining = Math.max(0, Math.floor(limit - count));
     return {
       policy: name,
       algorithm: 'fixed-window',
       limit,
       windowMs,
       capacity: limit,
-      remaining: Math.max(0, Math.floor(limit - count)),
+      remaining,
       resetMs: count > 0 ? endMs : 0,
       // Within the window no more than `remaining` may be used; at its end the count starts over.
       nextTokenMs: endMs,
       retryAfterMs: cost > limit ? undefined : count + cost <= limit ? 0 : endMs,
+      nearLimit: isNearLimit(policy, remaining),
     };
   },
 };

@@ -13,6 +13,7 @@
  * admits less. Cloudflare measured 0.003% of requests wrongly admitted or refused on real traffic.
  */
 import type { Algorithm, StateFields } from '../algorithm.js';
+import { isNearLimit } from '../near-limit.js';
 
 /** The estimate times `windowMs` at `atMs` (clamped to the current window), of the state at `o`. */
 function weighted(windowMs: number, st: StateFields, o: number, atMs: number): number {
@@ -101,6 +102,7 @@ export const slidingWindow: Algorithm = {
       resetMs: needed(limit) ?? 0,
       nextTokenMs: needed(remaining + 1) ?? windowMs,
       retryAfterMs: needed(cost),
+      nearLimit: isNearLimit(policy, remaining),
     };
   },
 };

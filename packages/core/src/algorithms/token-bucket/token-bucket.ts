@@ -6,6 +6,7 @@
  * integer and no rounding can admit an extra request.
  */
 import type { Algorithm } from '../algorithm.js';
+import { isNearLimit } from '../near-limit.js';
 
 export const tokenBucket: Algorithm = {
   name: 'token-bucket',
@@ -57,6 +58,7 @@ export const tokenBucket: Algorithm = {
       nextTokenMs: Math.ceil(((remaining + 1) * windowMs - level) / limit),
       retryAfterMs:
         costUnits > capacityUnits ? undefined : Math.max(0, Math.ceil((costUnits - level) / limit)),
+      nearLimit: isNearLimit(policy, remaining),
     };
   },
 };

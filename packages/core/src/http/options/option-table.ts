@@ -1,5 +1,6 @@
 /** Every option the adapters share, one entry each: its docs, its default and its check. */
 
+import { nearLimitFraction } from '../../algorithms/near-limit.js';
 import { resolvePoliciesFor } from '../../algorithms/policies.js';
 import { ALGORITHM_NAMES } from '../../algorithms/registry.js';
 import { type DenyCacheOptions, denyCacheSettings } from '../../limiter/deny-cache.js';
@@ -25,6 +26,7 @@ import { byIp, type KeyFunction } from '../identity/request-keys.js';
 import type {
   AdapterSettings,
   LimitedMessage,
+  MeteredCost,
   PerRequest,
   RateLimitOptions,
   StoreFailureAnswer,
@@ -129,13 +131,35 @@ function warningSwitches(value: unknown, { what }: OptionSite): WarningSwitches 
   return ownOptions(value);
 }
 
-function positiveCost(value: unknown, { what }: OptionSite): PerRequest<unknown, number> {
-  if (value === undefined) return 1;
+function positiveCost(value: unknown, what: string): PerRequest<unknown, number> {
   if (typeof value === 'function') return value as (request: unknown) => number | Promise<number>;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new TypeError(`${what} must be a positive number or a function; got ${String(value)}`);
   }
   return value;
+}
+
+/** `cost`: a number, a function of the request, or `{ reserve, settle }` (copied, without a prototype). */
+function requestCost(
+  value: unknown,
+  { what }: OptionSite,
+): PerRequest<unknown, number> | MeteredCost<unknown, unknown> {
+  if (value === undefined) return 1;
+  if (!isSettingsObject(value)) return positiveCost(value, what);
+  rejectUnknownNames(value, ['reserve', 'settle'], new Map(), `${what} has an unknown field`);
+  const { reserve, settle } = ownOptions(value);
+  if (reserve === undefined) {
+    throw new TypeError(`${what}.reserve is missing: the tokens to charge when the request arrives`);
+  }
+  if (typeof settle !== 'function') {
+    throw new TypeError(
+      `${what}.settle must be a function of the request and the response that returns the true cost`,
+    );
+  }
+  return Object.freeze({
+    reserve: positiveCost(reserve, `${what}.reserve`),
+    settle: settle as MeteredCost<unknown, unknown>['settle'],
+  });
 }
 
 /**
@@ -177,8 +201,14 @@ export const OPTION_TABLE = {
       );
     },
   },
+  nearLimit: {
+    doc: 'mark a request as near the limit (`decision.nearLimit`, `onNearLimit`) once the tokens used, its own included, reach this fraction of the capacity; with `policies`, per policy; see [Near the limit](../core/README.md#near-the-limit)',
+    type: '`number`: above 0, at most 1',
+    default: 'none',
+    check: (value, { what }) => nearLimitFraction(value, what),
+  },
   policies: {
-    doc: 'several policies, checked and charged together; instead of `limit`/`window`/`burst`/`algorithm`',
+    doc: 'several policies, checked and charged together; instead of `limit`/`window`/`burst`/`algorithm`/`nearLimit`',
     type: '`Policy | Policy[]`',
     default: 'none',
     check(value, { settings }): Policy | readonly Policy[] | undefined {
@@ -226,10 +256,10 @@ export const OPTION_TABLE = {
     },
   },
   cost: {
-    doc: 'the tokens a request costs',
-    type: '`number` or `({req}) => number | Promise<number>`: positive',
+    doc: 'the tokens a request costs; `{ reserve, settle }` for a cost known only after the response: `reserve` is charged first, the difference to what `settle` returns once the response has ended is charged or given back; see [Reserve, then settle](../core/README.md#reserve-then-settle)',
+    type: '`number` or `({req}) => number | Promise<number>`: positive; or `{ reserve: number | ({req}) => …, settle: ({req}, {res}) => number | Promise<number> }`',
     default: '`1`',
-    check: positiveCost,
+    check: requestCost,
   },
   skip: {
     doc: 'requests for which it returns true are not limited and get no headers',
@@ -342,6 +372,12 @@ export const OPTION_TABLE = {
   },
   onExceeded: {
     doc: 'called for each request refused, likewise',
+    type: '`({req}, info) => unknown`',
+    default: 'none',
+    check: (value, site) => optionalFunction<RateLimitCallback<unknown>>(value, site),
+  },
+  onNearLimit: {
+    doc: 'called for each request let through near the limit (see `nearLimit`), likewise',
     type: '`({req}, info) => unknown`',
     default: 'none',
     check: (value, site) => optionalFunction<RateLimitCallback<unknown>>(value, site),

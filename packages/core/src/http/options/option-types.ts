@@ -22,6 +22,30 @@ export type StoreFailureAnswer = 'insurance' | 'allow' | 'deny';
 /** A value, or a function of the request that returns it (possibly async). */
 export type PerRequest<Req, T> = T | ((request: Req) => T | Promise<T>);
 
+/**
+ * A cost known only once the response is done (the tokens an LLM answer used, a query's CPU time):
+ * `reserve` is charged when the request arrives, all or none, as a plain `cost` is; once the response
+ * has ended, `settle` says what the request really cost, and the difference is charged (possibly into
+ * debt: the client then waits longer) or given back, in one atomic store step.
+ *
+ * @example
+ * // An LLM token budget: 1,000 tokens reserved, the usage the handler wrote in a header settled.
+ * const cost: MeteredCost<Request, Response> = {
+ *   reserve: 1_000,
+ *   settle: (req, res) => Number(res.getHeader('x-tokens-used')),
+ * };
+ */
+export interface MeteredCost<Req, Res> {
+  /** Tokens charged when the request arrives: a positive number, or a function of the request. */
+  reserve: PerRequest<Req, number>;
+  /**
+   * The request's true cost, a finite number (0 or more), once its response has ended: completed,
+   * streamed to its end, or aborted by the client (then with whatever the app has recorded so far). If
+   * it throws, rejects or returns anything else, the request stays charged `reserve`.
+   */
+  settle: (request: Req, response: Res) => number | Promise<number>;
+}
+
 /** What a 429 answer says instead of the default problem details: text, a JSON object, or a function. */
 export type LimitedMessage<Req> =
   | string
@@ -58,6 +82,13 @@ export interface RateLimitOptions<Req, Res = unknown> {
    * per window from a client's first request, as the peers count) or `'sliding-window'`.
    */
   algorithm?: AlgorithmName;
+  /**
+   * Marks a request as near the limit (`info.decision.nearLimit`, `onNearLimit`) once the tokens used,
+   * its own included, reach this fraction of the capacity: with `limit: 10, nearLimit: 0.8`, requests 8,
+   * 9 and 10 of a full bucket are near; a refused request never is. A fraction above 0 and at most 1.
+   * With `policies`, give each policy its own. Default: none.
+   */
+  nearLimit?: number;
   /** Several policies, checked and charged together. Instead of `limit`/`window`/`burst`/`algorithm`. */
   policies?: Policy | readonly Policy[];
   /** Where buckets live. Default: a `MemoryStore` of this limiter's own. Share one `RedisStore` across limiters. */
@@ -71,8 +102,11 @@ export interface RateLimitOptions<Req, Res = unknown> {
    * that add limiters.
    */
   name?: string;
-  /** Tokens a request costs; a number or a function of the request. Default: `1`. */
-  cost?: PerRequest<Req, number>;
+  /**
+   * Tokens a request costs: a number, a function of the request, or `{ reserve, settle }` for a cost
+   * known only after the response (see {@link MeteredCost}). Default: `1`.
+   */
+  cost?: PerRequest<Req, number> | MeteredCost<Req, Res>;
   /** Requests for which this returns true are not limited and get no headers. */
   skip?: (request: Req) => boolean | Promise<boolean>;
   /**
@@ -167,6 +201,11 @@ export interface RateLimitOptions<Req, Res = unknown> {
   onExceeding?: RateLimitCallback<Req>;
   /** Called for each request the limiter refuses (not awaited; if it throws, that is logged). */
   onExceeded?: RateLimitCallback<Req>;
+  /**
+   * Called for each request let through near the limit (see `nearLimit`), after `onExceeding`: to warn
+   * a customer before they are refused. Not awaited; if it throws, that is logged.
+   */
+  onNearLimit?: RateLimitCallback<Req>;
   /**
    * Where later code finds the request's `RateLimitInfo`: Express `req[name]`, Fastify `request[name]`,
    * Koa `ctx.state[name]`. Stacked limiters write in turn: the last one's stays. `false`: nowhere.

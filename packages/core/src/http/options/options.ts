@@ -20,7 +20,16 @@ import { PEER_OPTIONS } from './peer-options.js';
 /** The options after validation, with defaults applied: each option as its check in the option table left it. */
 export type ResolvedRateLimitOptions<Req> = Omit<
   CheckedOptions,
-  'limit' | 'window' | 'burst' | 'algorithm' | 'policies' | 'name' | 'timeout' | 'failOpen' | 'onStoreError'
+  | 'limit'
+  | 'window'
+  | 'burst'
+  | 'algorithm'
+  | 'nearLimit'
+  | 'policies'
+  | 'name'
+  | 'timeout'
+  | 'failOpen'
+  | 'onStoreError'
 > & {
   /** `onStoreError`, or what `failOpen` means, or the default. */
   readonly onStoreError:
@@ -75,6 +84,7 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
     window = DEFAULT_WINDOW_MS,
     burst,
     algorithm,
+    nearLimit,
     policies,
     name,
     timeout,
@@ -85,7 +95,7 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
   const staticPolicies =
     typeof limit === 'function'
       ? undefined
-      : (policies ?? (definedOnly({ limit, window, burst, algorithm }) as Policy));
+      : (policies ?? (definedOnly({ limit, window, burst, algorithm, nearLimit }) as Policy));
   // Resolving also checks what no single option can: that burst × window can be counted exactly.
   const resolved =
     staticPolicies &&
@@ -96,7 +106,9 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
     ...rest,
     policies: staticPolicies,
     perRequestPolicy:
-      typeof limit === 'function' ? policyOfRequest(limit, { window, burst, algorithm }, prefix) : undefined,
+      typeof limit === 'function'
+        ? policyOfRequest(limit, { window, burst, algorithm, nearLimit }, prefix)
+        : undefined,
     name: name ?? defaultName(resolved, [window, burst, algorithm], settings),
     timeoutMs: timeout,
     onStoreError: onStoreError ?? (failOpen === undefined ? 'insurance' : failOpen ? 'allow' : 'deny'),
@@ -115,7 +127,13 @@ function policyOfRequest<Req>(
     window,
     burst,
     algorithm,
-  }: { window: number; burst: number | undefined; algorithm: AlgorithmName | undefined },
+    nearLimit,
+  }: {
+    window: number;
+    burst: number | undefined;
+    algorithm: AlgorithmName | undefined;
+    nearLimit: number | undefined;
+  },
   prefix: string,
 ): PerRequestPolicy<Req> {
   return {
@@ -126,6 +144,7 @@ function policyOfRequest<Req>(
         window,
         burst: limitOfRequest === 0 ? undefined : burst,
         algorithm,
+        nearLimit,
       }) as Policy,
   };
 }
@@ -149,6 +168,9 @@ function checkCombinations(checked: CheckedOptions, prefix: string): void {
   }
   if (policies !== undefined && algorithm !== undefined) {
     throw new TypeError(`${prefix}: with policies, give each policy its own algorithm`);
+  }
+  if (policies !== undefined && checked.nearLimit !== undefined) {
+    throw new TypeError(`${prefix}: with policies, give each policy its own nearLimit`);
   }
   if (checked.failOpen !== undefined && checked.onStoreError !== undefined) {
     throw new TypeError(`${prefix}: give either onStoreError or failOpen (its older spelling), not both`);

@@ -16,11 +16,14 @@ export function validateInheritedOptions<Req, Res>(
   resolveRateLimitOptions(isSettingsObject(options) ? { name: 'validation', ...options } : options, settings);
 }
 
+/** The options that make a policy without `policies`. */
+const FLAT_POLICY = ['limit', 'window', 'burst', 'algorithm', 'nearLimit'];
+
 /**
  * Per-route options over the app's: the route's values win and the rest is inherited, except that
  * - `name` is never inherited (a route gets its own buckets unless it names shared ones);
- * - a route's `policies` replace the app's `limit`/`window`/`burst`/`algorithm`, and a route's
- *   `limit`/`window`/`burst`/`algorithm` replace the app's `policies`; a route's `limit` drops the app's `burst`, which was sized for the app's limit.
+ * - a route's `policies` replace the app's `limit`/`window`/`burst`/`algorithm`/`nearLimit`, and a
+ *   route's `limit`/`window`/`burst`/`algorithm`/`nearLimit` replace the app's `policies`; a route's `limit` drops the app's `burst`, which was sized for the app's limit.
  * `false` turns limiting off for the route. Any other override that is not an object of options (a
  * function, an array, `true`, a string, `null`) throws a `TypeError` that starts with `where`.
  *
@@ -44,8 +47,8 @@ export function mergeRateLimitOptions<O extends RateLimitOptions<never, never>>(
   // What the route set is what it holds itself: `in` would find a `limit` on `Object.prototype` too.
   const sets = (option: string) => Object.hasOwn(override, option);
   const dropped = new Set<string>();
-  if (sets('policies')) for (const option of ['limit', 'window', 'burst', 'algorithm']) dropped.add(option);
-  if (['limit', 'window', 'burst', 'algorithm'].some(sets)) dropped.add('policies');
+  if (sets('policies')) for (const option of FLAT_POLICY) dropped.add(option);
+  if (FLAT_POLICY.some(sets)) dropped.add('policies');
   if (sets('limit')) dropped.add('burst');
   const kept = Object.entries(inherited).filter(([option]) => !dropped.has(option));
   // Spreads copy own fields only; the copy without a prototype keeps the adapter's reads of the merge

@@ -6,7 +6,8 @@
 
 import { LimiterEvents } from '../../diagnostics/publish.js';
 import { bucketOwner } from '../../limiter/bucket-key.js';
-import type { StoreErrorAction } from '../../limiter/limiter.js';
+import type { ConsumeOptions, StoreErrorAction } from '../../limiter/limiter.js';
+import type { Reservation } from '../../limiter/reservation.js';
 import type { Decision } from '../../model/decision.js';
 import { StoreUnavailableError } from '../../support/store-error.js';
 import { Warnings } from '../../support/warnings.js';
@@ -16,7 +17,13 @@ import { ProblemAnswers, rejectionOf } from '../answer/rejections.js';
 import { compileAllowList } from '../identity/allow-list.js';
 import { requestIdentity } from '../identity/request-identity.js';
 import type { RequestAccess } from '../identity/request-keys.js';
-import type { AdapterSettings, RateLimitOptions, StoreFailureAnswer } from '../options/option-types.js';
+import type {
+  AdapterSettings,
+  MeteredCost,
+  PerRequest,
+  RateLimitOptions,
+  StoreFailureAnswer,
+} from '../options/option-types.js';
 import { resolveRateLimitOptions } from '../options/options.js';
 import { boundLimiters } from './bound-limiters.js';
 import { responder } from './respond.js';
@@ -40,8 +47,9 @@ export interface HttpLimiter<Req, Res = unknown> {
   rejection(request: Req, info: RateLimitInfo): Promise<RateLimitRejection>;
   /**
    * Call for every allowed request, with its `info`, the framework's response and the Node.js response
-   * under it: with `skipSuccessfulRequests` or `skipFailedRequests`, the request gets its tokens back
-   * once the response has ended, if it should not count. Otherwise does nothing. Never throws.
+   * under it: once the response has ended, a metered cost (`cost: { reserve, settle }`) is settled, and
+   * with `skipSuccessfulRequests` or `skipFailedRequests` the request gets its tokens back if it should
+   * not count. Otherwise does nothing. Never throws.
    */
   countByResponse(info: RateLimitInfo, request: Req, response: Res, raw: NodeResponse): void;
   /**
@@ -110,11 +118,15 @@ export function createHttpLimiter<Req, Res = unknown>(
     typeof config.message === 'string'
       ? rejectionOf(config.statusCode, 'text/plain; charset=utf-8', config.message)
       : undefined;
+  // `cost: { reserve, settle }`: `reserve` is charged as a plain cost is, `settle` runs after the response.
+  const metered = typeof config.cost === 'object' ? (config.cost as MeteredCost<Req, Res>) : undefined;
+  const chargedCost = (metered === undefined ? config.cost : metered.reserve) as PerRequest<Req, number>;
   const countByResponse = responseCounting<Req, Res>(
     {
       skipSuccessfulRequests: config.skipSuccessfulRequests,
       skipFailedRequests: config.skipFailedRequests,
       requestWasSuccessful: config.requestWasSuccessful,
+      settle: metered?.settle,
     },
     warnings,
   );
@@ -143,9 +155,9 @@ export function createHttpLimiter<Req, Res = unknown>(
       // A static cost was checked at construction; a computed one is checked here, so a bad one is
       // reported as the app's bug rather than caught below as a store failure.
       const cost =
-        typeof config.cost === 'function'
-          ? checkedCost(await config.cost(request), settings.adapter)
-          : config.cost;
+        typeof chargedCost === 'function'
+          ? checkedCost(await chargedCost(request), settings.adapter)
+          : chargedCost;
       const dryRun =
         typeof config.dryRun === 'function'
           ? checkedDryRun(await config.dryRun(request), settings.adapter)
@@ -154,10 +166,10 @@ export function createHttpLimiter<Req, Res = unknown>(
       const bound = forRequest instanceof Promise ? await forRequest : forRequest;
       const startedMs = events.storeCallStarts();
       let decision: Decision;
+      let reservation: Reservation | undefined;
       let chosen: StoreFailureAnswer | undefined;
       try {
-        decision = await bound.limiter.consume(
-          identity,
+        const checkOptions: ConsumeOptions =
           answerOf === undefined
             ? { cost, dryRun }
             : {
@@ -167,8 +179,14 @@ export function createHttpLimiter<Req, Res = unknown>(
                   chosen = storeFailureAnswer(await answerOf(error, request), settings.adapter);
                   return failed(error, chosen);
                 },
-              },
-        );
+              };
+        // A metered cost is reserved (charged as `consume` charges it) and settled once the response ends.
+        if (metered === undefined) {
+          decision = await bound.limiter.consume(identity, checkOptions);
+        } else {
+          reservation = await bound.limiter.reserve(identity, cost, checkOptions);
+          decision = reservation.decision;
+        }
       } catch (error) {
         // The store failed and the answer is to pass or to fail; anything else is the app's error.
         const answer = chosen ?? staticAnswer;
@@ -178,7 +196,7 @@ export function createHttpLimiter<Req, Res = unknown>(
         // A dry run never fails a request, not even for its store.
         return answer === 'allow' || dryRun ? SKIPPED : { kind: 'error', headers: {}, error };
       }
-      return respond(request, decision, identity, bound, dryRun);
+      return respond(request, decision, identity, bound, dryRun, reservation);
     },
 
     async rejection(request, info) {

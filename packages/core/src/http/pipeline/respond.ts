@@ -2,6 +2,7 @@
  * From a decision to what the adapter does with the request: go on with headers, or be refused (429, 403,
  * a `RateLimitError`). In dry run a request is never refused, and gets no headers unless asked for.
  */
+import type { Reservation } from '../../limiter/reservation.js';
 import type { Decision } from '../../model/decision.js';
 import type { Warnings } from '../../support/warnings.js';
 import { notify } from '../answer/callbacks.js';
@@ -22,6 +23,7 @@ export type Responder<Req> = (
   identity: string,
   bound: BoundLimiter,
   dryRun: boolean,
+  reservation: Reservation | undefined,
 ) => RateLimitOutcome;
 
 /**
@@ -29,10 +31,10 @@ export type Responder<Req> = (
  *
  * @example
  * const respond = responder(config, warnings);
- * return respond(request, decision, identity, bound, false); // { kind: 'allowed', headers, profile, info }
+ * return respond(request, decision, identity, bound, false, undefined); // { kind: 'allowed', … }
  */
 export function responder<Req>(config: ResolvedRateLimitOptions<Req>, warnings: Warnings): Responder<Req> {
-  const { onExceeding, onExceeded } = config;
+  const { onExceeding, onExceeded, onNearLimit } = config;
 
   /** The headers of a decision: none in dry run unless `dryRunHeaders`, and then no `Retry-After`. */
   function headersOf(bound: BoundLimiter, decision: Decision, dryRun: boolean): Record<string, string> {
@@ -56,12 +58,13 @@ export function responder<Req>(config: ResolvedRateLimitOptions<Req>, warnings: 
     );
   }
 
-  return function respond(request, decision, identity, bound, dryRun) {
-    const info = new RequestRateLimit(config.name, decision, identity, bound.limiter, dryRun);
+  return function respond(request, decision, identity, bound, dryRun, reservation) {
+    const info = new RequestRateLimit(config.name, decision, identity, bound.limiter, dryRun, reservation);
     const headers = headersOf(bound, decision, dryRun);
     const profile = headers === NO_HEADERS ? false : config.headers;
     if (decision.allowed) {
       if (onExceeding) notify(onExceeding, 'onExceeding', request, info, warnings);
+      if (onNearLimit && decision.nearLimit) notify(onNearLimit, 'onNearLimit', request, info, warnings);
       return { kind: 'allowed', headers, profile, info };
     }
     if (onExceeded) notify(onExceeded, 'onExceeded', request, info, warnings);

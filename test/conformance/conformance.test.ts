@@ -1,20 +1,16 @@
 import { afterAll, describe, it } from 'vitest';
-import { NODE_REDIS_MAJORS } from '../harness/clients.js';
+import { CLIENT_NAMES } from '../harness/clients.js';
 import { banScenarios } from './ban-scenarios.js';
 import { leaseScenarios } from './lease-scenarios.js';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
 import { windowScenarios } from './window-scenarios.js';
 
+/** The memory store, and a Redis store on Redis and on Cluster through every client library. */
 const kinds: StoreKind[] = [
   memoryKind(),
-  await redisKind('Redis'),
-  await redisKind('Cluster'),
   ...(await Promise.all(
-    NODE_REDIS_MAJORS.flatMap((major) => [
-      redisKind('Redis', `node-redis ${major}`),
-      redisKind('Cluster', `node-redis ${major}`),
-    ]),
+    CLIENT_NAMES.flatMap((client) => [redisKind('Redis', client), redisKind('Cluster', client)]),
   )),
 ];
 

@@ -1,12 +1,11 @@
 /** The stores the conformance table runs against, each with an injected clock and a way to see its keys. */
-import { MemoryStore, type RedisClientLike, RedisStore, type Store } from '@tollgate/core';
+import { MemoryStore, RedisStore, type Store } from '@tollgate/core';
 import type { Cluster, Redis } from 'ioredis';
 import {
+  type ClientName,
+  connectClient,
   connectCluster,
-  connectNodeRedis,
-  connectNodeRedisCluster,
   connectRedis,
-  type NodeRedisMajor,
   uniquePrefix,
 } from '../harness/clients.js';
 import { type ManualClock, manualClock } from '../harness/manual-clock.js';
@@ -41,16 +40,16 @@ export function memoryKind(): StoreKind {
 }
 
 /**
- * A `RedisStore` on the test Redis or Cluster, through an ioredis client or a node-redis one. The keys are
- * looked at through ioredis either way: the stores must write the same keys whichever client they use.
+ * A `RedisStore` on the test Redis or Cluster, through a client of any library the store takes. The keys
+ * are looked at through ioredis either way: the stores must write the same keys whichever client they use.
  */
 export async function redisKind(
   topology: 'Redis' | 'Cluster',
-  client: 'ioredis' | `node-redis ${NodeRedisMajor}` = 'ioredis',
+  client: ClientName = 'ioredis',
 ): Promise<StoreKind> {
   const inspector: Redis | Cluster = topology === 'Redis' ? await connectRedis() : await connectCluster();
-  const nodeRedis = client === 'ioredis' ? undefined : await connectNodeRedisOf(topology, client);
-  const storeClient: RedisClientLike = nodeRedis ?? inspector;
+  const connection = client === 'ioredis' ? undefined : await connectClient(client, topology);
+  const storeClient = connection?.client ?? inspector;
   const on = topology === 'Redis' ? '' : ' on Cluster';
   return {
     name: `RedisStore${on}${client === 'ioredis' ? '' : ` (${client})`}`,
@@ -67,14 +66,9 @@ export async function redisKind(
     },
     async close() {
       inspector.disconnect();
-      await nodeRedis?.disconnect();
+      await connection?.close();
     },
   };
-}
-
-function connectNodeRedisOf(topology: 'Redis' | 'Cluster', client: `node-redis ${NodeRedisMajor}`) {
-  const major = Number(client.slice('node-redis '.length)) as NodeRedisMajor;
-  return topology === 'Redis' ? connectNodeRedis(major) : connectNodeRedisCluster(major);
 }
 
 async function keysUnder(client: Redis | Cluster, prefix: string): Promise<string[]> {

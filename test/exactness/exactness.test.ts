@@ -1,7 +1,7 @@
 /**
  * Exactness: many concurrent checks on one key admit exactly the limit, never one more — across
- * processes sharing one Redis or one Redis Cluster (through ioredis, node-redis 4 and node-redis 5), and
- * in one process on the memory store.
+ * processes sharing one Redis or one Redis Cluster (through ioredis, iovalkey, node-redis 4 to 6 and
+ * Valkey GLIDE), and in one process on the memory store.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -9,12 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { type AlgorithmName, createLimiter, MemoryStore, RedisStore, type Store } from '@tollgate/core';
 import { describe, expect, inject, it } from 'vitest';
 import { connectCluster, uniquePrefix } from '../harness/clients.js';
+import type { WorkerClient } from './worker-clients.js';
 
 const WORKER = fileURLToPath(new URL('./consume-worker.ts', import.meta.url));
 const POLICY = { limit: 100, window: '1h' } as const;
-
-/** The client a worker process uses. */
-type WorkerClient = 'ioredis' | 'ioredis-plain' | 'node-redis-4' | 'node-redis-5';
 
 async function startWorker(
   client: WorkerClient,
@@ -73,6 +71,28 @@ const NODE_REDIS_WORKERS: readonly WorkerClient[] = [
   'node-redis-5',
   'node-redis-5',
 ];
+
+/**
+ * The clients added after ioredis and node-redis 4 and 5, one process each racing on one key: each client
+ * is exact against the others, in one run (a run per client would cost the suite minutes, for no more).
+ */
+const NEWER_CLIENTS = [
+  [
+    'iovalkey, node-redis 6, GLIDE and ioredis together',
+    ['iovalkey', 'node-redis-6', 'valkey-glide', 'ioredis'],
+  ],
+] as const satisfies readonly (readonly [string, readonly WorkerClient[]])[];
+
+describe.each(NEWER_CLIENTS)('exactness on %s', (_name, clients) => {
+  it('4 processes × 500 concurrent consumes on one Redis key admit exactly 100', async () => {
+    expect(await raceAcrossProcesses(clients, inject('redisUrl'))).toBe(100);
+  }, 60_000);
+
+  it('4 processes × 500 concurrent consumes on one Redis Cluster key admit exactly 100', async () => {
+    const cluster = `cluster:${JSON.stringify(inject('redisClusterNodes'))}`;
+    expect(await raceAcrossProcesses(clients, cluster)).toBe(100);
+  }, 60_000);
+});
 
 describe('exactness under concurrency', () => {
   it('4 processes × 500 concurrent consumes on one Redis key admit exactly 100', async () => {

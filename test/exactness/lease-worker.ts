@@ -4,23 +4,19 @@
  * - `churn`: acquires, counts itself in a probe counter beside the limiter, works a moment, leaves the
  *   counter, releases, again and again (prints the most holders the counter ever saw);
  * - `crash`: takes what it can, prints it, and waits to be killed with its leases held.
- * argv: mode target prefix calls limit ttlMs (target: a Redis URL, or `cluster:` and JSON nodes)
+ * argv: mode target prefix calls limit ttlMs [client] (target and client: see `worker-clients.ts`; the
+ * client is `ioredis-plain` by default). The probe counter goes through a plain ioredis client of its own.
  */
 import { createConcurrencyLimiter, RedisStore } from '@tollgate/core';
-import { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { connectWorkerClient } from './worker-clients.js';
 
-const [mode = '', target = '', prefix = '', calls = '0', limit = '0', ttlMs = '60000'] =
+const [mode = '', target = '', prefix = '', calls = '0', limit = '0', ttlMs = '60000', clientName] =
   process.argv.slice(2);
-const nodes = target.startsWith('cluster:')
-  ? (JSON.parse(target.slice('cluster:'.length)) as { host: string; port: number }[])
-  : undefined;
-const failFast = { enableOfflineQueue: false } as const;
-const redis = nodes
-  ? new Cluster(nodes, { ...failFast, redisOptions: { maxRetriesPerRequest: 0 } })
-  : new Redis(target, { ...failFast, maxRetriesPerRequest: 0 });
-await new Promise((resolve) => redis.once('ready', resolve));
+const { client, close } = await connectWorkerClient(clientName ?? 'ioredis-plain', target);
+const redis = (await connectWorkerClient('ioredis-plain', target)).client as Redis | Cluster; // the probe's
 const limiter = createConcurrencyLimiter({
-  store: new RedisStore({ client: redis, prefix }),
+  store: new RedisStore({ client, prefix }),
   limit: Number(limit),
   leaseTtl: Number(ttlMs),
   onStoreError: 'throw', // a store error must fail the race, not be taken by the insurance limiter
@@ -52,5 +48,6 @@ process.stdin.once('data', async () => {
     if (mode === 'crash') return; // hold on, until killed
   }
   redis.disconnect();
+  await close();
   process.exit(0);
 });

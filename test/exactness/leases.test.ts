@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createConcurrencyLimiter, RedisStore } from '@tollgate/core';
 import { describe, expect, inject, it } from 'vitest';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
+import type { WorkerClient } from './worker-clients.js';
 
 const WORKER = fileURLToPath(new URL('./lease-worker.ts', import.meta.url));
 
@@ -24,8 +25,9 @@ async function startWorker(
   calls: number,
   limit: number,
   ttlMs = 60_000,
+  client: WorkerClient = 'ioredis-plain',
 ): Promise<Worker> {
-  const args = [WORKER, mode, target, prefix, String(calls), String(limit), String(ttlMs)];
+  const args = [WORKER, mode, target, prefix, String(calls), String(limit), String(ttlMs), client];
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   let output = '';
   const lines = new Promise<Record<string, number>>((resolve, reject) => {
@@ -70,6 +72,35 @@ describe.each(TARGETS)('leases on %s', (_name, target) => {
     expect(Math.max(...most)).toBeGreaterThanOrEqual(2); // they did overlap
   }, 60_000);
 });
+
+/** One process of each client added after ioredis: their leases live in the same sorted set. */
+const MIXED: readonly WorkerClient[] = ['iovalkey', 'node-redis-6', 'valkey-glide', 'ioredis'];
+
+describe.each(TARGETS)(
+  'leases on %s through iovalkey, node-redis 6, GLIDE and ioredis together',
+  (_name, target) => {
+    it('4 processes × 500 concurrent acquires of a limit of 10 hold exactly 10', async () => {
+      const prefix = uniquePrefix('leases-hold-mixed');
+      const workers = await Promise.all(
+        MIXED.map((client) => startWorker('hold', target(), prefix, 500, 10, 60_000, client)),
+      );
+      for (const worker of workers) worker.go();
+      const acquired = await Promise.all(workers.map(async (w) => (await w.result).acquired ?? 0));
+      expect(acquired.reduce((sum, n) => sum + n, 0)).toBe(10);
+    }, 60_000);
+
+    it('4 processes acquiring and releasing never hold more than the limit at once', async () => {
+      const prefix = uniquePrefix('leases-churn-mixed');
+      const workers = await Promise.all(
+        MIXED.map((client) => startWorker('churn', target(), prefix, 150, 3, 60_000, client)),
+      );
+      for (const worker of workers) worker.go();
+      const most = await Promise.all(workers.map(async (w) => (await w.result).most ?? 0));
+      expect(Math.max(...most)).toBeLessThanOrEqual(3);
+      expect(Math.max(...most)).toBeGreaterThanOrEqual(2); // they did overlap
+    }, 60_000);
+  },
+);
 
 describe('a holder that crashes', () => {
   it('keeps its slots only until its leases expire', async () => {

@@ -1,4 +1,8 @@
-/** Real `redis-server` processes for tests: a single node or a small Cluster, on free ports, stopped after. */
+/**
+ * Real `redis-server` processes for tests: a single node or a small Cluster (and, through
+ * `startRedisProcess`, the TLS server and Sentinels of `tls.ts` and `sentinel.ts`), on free ports,
+ * stopped after.
+ */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -29,11 +33,31 @@ export interface RedisClusterProcess {
  * nothing on disk.
  */
 export async function startRedisServer(extraArgs: string[] = [], port?: number): Promise<RedisProcess> {
+  return startRedisProcess(
+    (chosenPort, dir) => [
+      ...['--port', String(chosenPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ...['--dir', dir, '--cluster-config-file', `nodes-${chosenPort}.conf`, ...extraArgs],
+    ],
+    'Ready to accept connections',
+    port,
+  );
+}
+
+/**
+ * Starts `redis-server` with the arguments `argsFor` gives for a port and a fresh directory of its own,
+ * once it prints `readyLine`: a plain server, a TLS one, a Sentinel. The port is a free loopback one
+ * unless `port` is given; another is tried if a process takes it between our probe and Redis's bind.
+ */
+export async function startRedisProcess(
+  argsFor: (port: number, dir: string) => string[] | Promise<string[]>,
+  readyLine: string,
+  port?: number,
+): Promise<RedisProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-redis-'));
   for (let attempt = 1; ; attempt++) {
     const chosenPort = port ?? (await freePort());
     try {
-      const child = await spawnRedis(chosenPort, dir, extraArgs);
+      const child = await spawnRedis(await argsFor(chosenPort, dir), readyLine);
       return {
         host: '127.0.0.1',
         port: chosenPort,
@@ -48,8 +72,12 @@ export async function startRedisServer(extraArgs: string[] = [], port?: number):
         },
       };
     } catch (error) {
-      // Another process may take the port between our probe and Redis's bind: try another.
-      if (port !== undefined || attempt >= 5) throw error;
+      // Another process may take the port between our probe and Redis's bind: try another. Any other
+      // failure (a bad argument, TLS not built in) would fail again.
+      if (port !== undefined || attempt >= 5 || !String(error).includes('Address already in use')) {
+        await rm(dir, { recursive: true, force: true });
+        throw error;
+      }
     }
   }
 }
@@ -79,14 +107,15 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterProces
   };
 }
 
-async function spawnRedis(port: number, dir: string, extraArgs: string[]): Promise<ChildProcess> {
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-  args.push('--dir', dir, '--cluster-config-file', `nodes-${port}.conf`, ...extraArgs);
+async function spawnRedis(args: string[], readyLine: string): Promise<ChildProcess> {
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout?.on('data', (chunk) => {
+  // Startup errors go to stdout (a port in use) or stderr (a bad argument): keep both for the message.
+  const keep = (chunk: string) => {
     output += chunk;
-  });
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   await new Promise<void>((resolve, reject) => {
     child.once('error', (error) =>
       reject(
@@ -97,7 +126,7 @@ async function spawnRedis(port: number, dir: string, extraArgs: string[]): Promi
     );
     child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}:\n${output}`)));
     const onData = () => {
-      if (output.includes('Ready to accept connections')) {
+      if (output.includes(readyLine)) {
         child.stdout?.off('data', onData);
         resolve();
       }
@@ -129,12 +158,14 @@ export async function commandCounts(port: number): Promise<Record<string, number
   return counts;
 }
 
-async function redisCli(port: number, ...command: string[]): Promise<string> {
+/** Runs one command with `redis-cli` against the plain (non-TLS) port `port`; its output. */
+export async function redisCli(port: number, ...command: string[]): Promise<string> {
   const { stdout } = await run('redis-cli', ['-p', String(port), ...command]);
   return stdout;
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port nobody listens on, as of now. */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -143,7 +174,12 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+/** Resolves once `check` does, asking every 100 ms; fails, naming `what`, after `timeoutMs`. */
+export async function waitFor(
+  check: () => Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

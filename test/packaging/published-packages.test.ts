@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const PACKAGES = ['core', 'express', 'fastify', 'koa', 'nestjs', 'otel'] as const;
+const PACKAGES = ['core', 'express', 'fastify', 'fetch', 'hono', 'koa', 'nestjs', 'otel'] as const;
 
 const KEY_HELPERS = [
   'ClientAddressError',
@@ -57,6 +57,15 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
   ].sort(),
   express: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   fastify: [...KEY_HELPERS, 'concurrencyLimit', 'tollgate'].sort(),
+  fetch: [
+    ...KEY_HELPERS,
+    'WebAnswer',
+    'concurrencyLimit',
+    'rateLimit',
+    'withConcurrencyLimit',
+    'withRateLimit',
+  ].sort(),
+  hono: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   koa: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   nestjs: [
     ...KEY_HELPERS,
@@ -119,6 +128,7 @@ beforeAll(async () => {
     ['test', '@nestjs/core'],
     ['test', 'reflect-metadata'],
     ['test', 'rxjs'],
+    ['test', 'hono'],
     ['packages/fastify', 'fastify-plugin'],
     ['packages/otel', '@opentelemetry/api'],
   ] as const) {

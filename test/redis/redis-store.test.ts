@@ -424,7 +424,8 @@ describe('RedisStore', () => {
     );
     expect(() => new RedisStore({} as never)).toThrow(
       new TypeError(
-        'RedisStore needs { client }: an ioredis Redis or Cluster, or a node-redis client or cluster',
+        'RedisStore needs { client }: a node-redis (v4 to v6) client or cluster, a Valkey GLIDE GlideClient ' +
+          'or GlideClusterClient, or an ioredis or iovalkey Redis or Cluster; got undefined',
       ),
     );
     expect(() => new RedisStore({ client: redis, prefix: 'a{b' })).toThrow(/prefix/);

@@ -116,6 +116,8 @@ export type {
 } from './model/store.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory/memory-store.js';
 export type {
+  GlideClientLike,
+  GlideClusterClientLike,
   IoRedisClientLike,
   NodeRedisClientLike,
   NodeRedisClusterLike,

@@ -73,16 +73,19 @@ describe('allowList CIDR ranges', () => {
       state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
       return state;
     };
+    // Each mismatch names its input; one expect for them all keeps the loop cheap.
+    const mismatches: unknown[] = [];
     for (let i = 0; i < 2_000; i++) {
       const range = `${next() >>> 24}.${next() >>> 24}.${next() >>> 24}.${next() >>> 24}/${next() % 33}`;
       const base = ipaddr.parseCIDR(range)[0].toByteArray();
       const bytes = base.map((byte) => (next() % 4 === 0 ? next() >>> 24 : byte)); // near the range, often in
       const ip = bytes.join('.');
       const inIt = ipaddr.parse(ip).match(ipaddr.parseCIDR(range));
-      expect({ range, ip, listed: listed([range], ip) }).toEqual({ range, ip, listed: inIt });
+      if (listed([range], ip) !== inIt) mismatches.push({ range, ip, inIt });
       const mapped = `::ffff:${ip}`;
-      expect({ range, mapped, listed: listed([range], mapped) }).toEqual({ range, mapped, listed: inIt });
+      if (listed([range], mapped) !== inIt) mismatches.push({ range, mapped, inIt });
     }
+    expect(mismatches).toEqual([]);
   });
 });
 

@@ -1,4 +1,7 @@
-/** The store's adapter for ioredis `Redis` and `Cluster` (v5, v6), and for clients of the same shape. */
+/**
+ * The store's adapter for ioredis `Redis` and `Cluster` (v5, v6), for iovalkey's (0.4: a fork of ioredis
+ * 5, the same classes under the Valkey project's name), and for clients of the same shape.
+ */
 import {
   type ConnectionState,
   evalshaThenEval,
@@ -85,7 +88,8 @@ export class IoRedisAdapter implements RedisClientAdapter {
     const problems: string[] = [];
     if (options.enableOfflineQueue !== false) problems.push('enableOfflineQueue is on');
     // A Cluster's node connections never reconnect, so only a standalone client resends in-flight commands.
-    const isCluster = 'redisOptions' in options;
+    // (A Cluster made without `redisOptions` has none in its options: `isCluster` says it.)
+    const isCluster = this.#client.isCluster === true || 'redisOptions' in options;
     if (!isCluster && options.maxRetriesPerRequest !== 0 && options.autoResendUnfulfilledCommands !== false) {
       problems.push(`maxRetriesPerRequest is ${String(options.maxRetriesPerRequest)}, not 0`);
     }

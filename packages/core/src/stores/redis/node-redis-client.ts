@@ -1,4 +1,4 @@
-/** The store's adapter for node-redis clients and clusters (`createClient`, `createCluster` of `redis` v4, v5). */
+/** The store's adapter for node-redis clients and clusters (`createClient`, `createCluster` of `redis` v4 to v6). */
 import {
   type ConnectionState,
   evalshaThenEval,
@@ -19,6 +19,18 @@ const CLUSTER_POLL_MS = 50;
  * Unlike ioredis's lazy clients, a node-redis client is never connected by the store: node-redis wants
  * `connect()` called once, by the app, and a second call throws. Until the first connection is ready,
  * checks wait for it (up to their timeout); once one was lost, they no longer wait.
+ *
+ * node-redis 6 changed two defaults; neither changes what the store does:
+ * - A 5 s per-command timeout (`commandOptions.timeout`). It runs only while a command waits to be
+ *   written: node-redis drops it once the command is on the socket, so it never rejects a command Redis
+ *   may still run (one sent into a 7 s CLIENT PAUSE is answered after 7 s). The store writes a check
+ *   only while the client is ready, so its own `timeout` (default 1 s), which runs from the write, is
+ *   the one that gives up; a script that runs after the store gave up finds its deadline passed and
+ *   changes nothing. With a store timeout above 5 s, node-redis's rejects a command still unwritten
+ *   (queued while disconnected, offline queue on) with `TimeoutError`: it never reaches Redis.
+ * - RESP3. The scripts answer flat arrays of integers and strings only (no booleans, no nil, no
+ *   floats, no nesting), which RESP3 sends as RESP2 does; only CONFIG GET's answer becomes an object
+ *   rather than a flat list, which the eviction check reads either way.
  */
 export class NodeRedisAdapter implements RedisClientAdapter {
   readonly #client: NodeRedisClientLike | NodeRedisClusterLike;

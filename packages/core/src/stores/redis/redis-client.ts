@@ -1,11 +1,11 @@
 /**
- * The Redis clients the store takes (ioredis and node-redis, as structural types: neither is a dependency)
- * and the one internal interface their adapters give the store.
+ * The Redis clients the store takes (ioredis and iovalkey, node-redis, Valkey GLIDE, as structural types:
+ * none is a dependency) and the one internal interface their adapters give the store.
  */
 
 /**
- * An ioredis `Redis` or `Cluster` (v5 or v6), as far as the store uses it; so does any client with the
- * same three methods.
+ * An ioredis `Redis` or `Cluster` (v5 or v6), or an iovalkey `Redis` or `Cluster` (the Valkey project's
+ * fork of ioredis, same API), as far as the store uses it; so does any client with the same three methods.
  */
 export interface IoRedisClientLike {
   evalsha(sha1: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
@@ -38,7 +38,7 @@ export interface IoRedisPipelineLike {
 }
 
 /**
- * A node-redis client (`createClient()` of the `redis` package, v4 or v5), as far as the store uses it.
+ * A node-redis client (`createClient()` of the `redis` package, v4 to v6), as far as the store uses it.
  * Connect it yourself, as node-redis wants; until its first connection is ready, checks wait for it (up
  * to their timeout).
  */
@@ -55,7 +55,7 @@ export interface NodeRedisClientLike {
   once(event: 'ready', listener: () => void): unknown;
 }
 
-/** A node-redis cluster (`createCluster()` of the `redis` package, v4 or v5). Connect it yourself. */
+/** A node-redis cluster (`createCluster()` of the `redis` package, v4 to v6). Connect it yourself. */
 export interface NodeRedisClusterLike {
   /** Any command, sent to the node that owns `firstKey` (any node without one). */
   sendCommand(
@@ -70,10 +70,37 @@ export interface NodeRedisClusterLike {
 }
 
 /**
- * The clients `RedisStore` takes, told apart at run time by their shape: an ioredis `Redis` or `Cluster`
- * (v5, v6), or a node-redis client or cluster (v4, v5).
+ * A Valkey GLIDE `GlideClient` (`@valkey/valkey-glide`, v2), as far as the store uses it: scripts go as
+ * `customCommand(['EVALSHA', …])`. GLIDE connects in `createClient()` and reconnects by itself.
  */
-export type RedisClientLike = IoRedisClientLike | NodeRedisClientLike | NodeRedisClusterLike;
+export interface GlideClientLike {
+  /** Any command. The store sends EVALSHA, EVAL, DEL and, once, CONFIG GET through it. */
+  customCommand(args: string[]): Promise<unknown>;
+  /** GLIDE's own way to run a `Script`; not used, but only GLIDE clients have it. */
+  invokeScript(script: never, options?: never): Promise<unknown>;
+}
+
+/** Where a GLIDE cluster client sends a command: the primary that owns a key's slot, or any node. */
+export type GlideRouteLike = { readonly type: 'primarySlotKey'; readonly key: string } | 'randomNode';
+
+/** A Valkey GLIDE `GlideClusterClient` (v2), as far as the store uses it. */
+export interface GlideClusterClientLike {
+  /** Any command, sent where `route` says. */
+  customCommand(args: string[], options?: { route?: GlideRouteLike }): Promise<unknown>;
+  /** Only GLIDE's cluster client has it: it tells the cluster client from the standalone one. */
+  invokeScriptWithRoute(script: never, options?: never): Promise<unknown>;
+}
+
+/**
+ * The clients `RedisStore` takes, told apart at run time by their shape: an ioredis or iovalkey `Redis`
+ * or `Cluster`, a node-redis client or cluster (v4 to v6), or a Valkey GLIDE client or cluster client.
+ */
+export type RedisClientLike =
+  | IoRedisClientLike
+  | NodeRedisClientLike
+  | NodeRedisClusterLike
+  | GlideClientLike
+  | GlideClusterClientLike;
 
 /**
  * Whether a check may go to Redis: at once (`'ready'`), after the first connection comes up
@@ -127,15 +154,22 @@ export interface RedisClientAdapter {
 /**
  * `evalsha()`, and `evalSource()` only when that failed with NOSCRIPT (the server lost its script cache:
  * a restart, a failover, SCRIPT FLUSH). Any other error is the caller's: retrying would run a check twice.
+ * `isNoScript` says which errors are NOSCRIPT, for a client that words Redis's errors its own way.
  */
 export async function evalshaThenEval(
   evalsha: () => Promise<unknown>,
   evalSource: () => Promise<unknown>,
+  isNoScript: (error: Error) => boolean = startsWithNoScript,
 ): Promise<unknown> {
   try {
     return await evalsha();
   } catch (error) {
-    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+    if (!(error instanceof Error) || !isNoScript(error)) throw error;
     return evalSource();
   }
+}
+
+/** Redis's own wording: the error's message is the reply, `NOSCRIPT No matching script…`. */
+function startsWithNoScript(error: Error): boolean {
+  return error.message.startsWith('NOSCRIPT');
 }

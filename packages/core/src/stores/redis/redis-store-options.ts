@@ -4,18 +4,22 @@ import type { Store } from '../../model/store.js';
 import { type Duration, parseDuration } from '../../support/duration.js';
 import { ownOptions } from '../../support/value-checks.js';
 import type { Logger, WarningSwitches, Warnings } from '../../support/warnings.js';
-import { adaptRedisClient } from './adapt-client.js';
+import { adaptRedisClient, describeClient, SUPPORTED_CLIENTS } from './adapt-client.js';
 import { type BreakerSettings, CircuitBreaker } from './breaker.js';
 import type { RedisClientAdapter, RedisClientLike } from './redis-client.js';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
   /**
-   * An ioredis `Redis` or `Cluster` (v5, v6), or a node-redis client or cluster (`createClient`,
-   * `createCluster`; v4, v5), told apart by their shape. Create it to fail fast — ioredis:
+   * An ioredis `Redis` or `Cluster` (v5, v6), an iovalkey `Redis` or `Cluster` (0.4), a node-redis client
+   * or cluster (`createClient`, `createCluster`; v4 to v6), or a Valkey GLIDE `GlideClient` or
+   * `GlideClusterClient` (v2), told apart by their shape. Create it to fail fast — ioredis and iovalkey:
    * `{ enableOfflineQueue: false, maxRetriesPerRequest: 0 }`; node-redis: `{ disableOfflineQueue: true }`
-   * (a cluster: in `defaults`) — and give it an `'error'` listener; the store warns once otherwise.
-   * Connect a node-redis client yourself (`await client.connect()`), as node-redis wants.
+   * (a cluster: in `defaults`); GLIDE: `{ requestTimeout }` equal to the limiter's `timeout` (GLIDE's
+   * default, 250 ms, gives up on scripts Redis may still run) — and give ioredis, iovalkey and node-redis
+   * an `'error'` listener; the store warns once otherwise. Connect a node-redis client yourself
+   * (`await client.connect()`), as node-redis wants; GLIDE's `createClient()` connects. Any other client
+   * is refused at construction.
    */
   client: RedisClientLike;
   /** Put before every key, to keep Tollgate's keys apart. No `{` or `}`. Default: `'tollgate:'`. */
@@ -59,9 +63,7 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions): ResolvedRe
   } = ownOptions(options ?? ({} as RedisStoreOptions));
   const adapter = adaptRedisClient(client);
   if (adapter === undefined) {
-    throw new TypeError(
-      'RedisStore needs { client }: an ioredis Redis or Cluster, or a node-redis client or cluster',
-    );
+    throw new TypeError(`RedisStore needs { client }: ${SUPPORTED_CLIENTS}; got ${describeClient(client)}`);
   }
   if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
     throw new TypeError(`RedisStore prefix must be a string without '{' or '}'; got ${String(prefix)}`);

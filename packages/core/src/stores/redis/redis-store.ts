@@ -29,7 +29,7 @@ import {
 } from './script/wire.js';
 import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
 import { ServerClockOffset } from './server-clock.js';
-import { checkEvictionPolicy, checkQueueing } from './setup-checks.js';
+import { checkEvictionPolicy, checkQueueing, isAclRefusal, reportAclRefusal } from './setup-checks.js';
 
 /** The most checks in one script call: about a millisecond of Redis's time. */
 const MAX_BATCH = 200;
@@ -76,6 +76,7 @@ export class RedisStore implements Store {
   readonly #offset = new ServerClockOffset();
   #serverChecked = false;
   #queueingChecked = false;
+  #aclRefusalReported = false;
 
   constructor(options: RedisStoreOptions) {
     const { adapter, prefix, clock, logger, warnings, breaker } = resolveRedisStoreOptions(options);
@@ -117,7 +118,10 @@ export class RedisStore implements Store {
     if (status === EXPIRED || status === REFUSED) {
       const why = status === EXPIRED ? 'checks ran after their deadline' : refusalOf(answers, at);
       this.#breaker.failed(why, false);
-      if (status === REFUSED) throw new RefusedCheckError(why);
+      if (status === REFUSED) {
+        this.#checkRefusal(why);
+        throw new RefusedCheckError(why);
+      }
       throw new StoreUnavailableError(`Redis ran the check after its ${timeoutMs} ms deadline`, {
         reported: !this.#breaker.closed,
       });
@@ -213,6 +217,7 @@ export class RedisStore implements Store {
     // connection opens the breaker at once.
     const severe = !this.#client.isReplyError(error);
     const reason = error instanceof Error ? error.message : String(error);
+    if (!severe) this.#checkRefusal(reason);
     this.#breaker.failed(reason, severe);
     if (!severe) return error;
     const message = error instanceof StoreUnavailableError ? reason : `Redis is unavailable: ${reason}`;
@@ -233,6 +238,13 @@ export class RedisStore implements Store {
   /** `{owner}` is the hash tag: every bucket of one owner lands in the same Cluster slot. */
   #keyOf(owner: string, policies: readonly ResolvedPolicy[], ban?: BanRule): string {
     return `${this.#prefix}{${checkedOwner(owner)}}:${policySetKey(policies, ban)}`;
+  }
+
+  /** Once, when Redis refuses the ACL user a command: logs which (Redis 7.0 does not say), and what to grant. */
+  #checkRefusal(reason: string): void {
+    if (this.#aclRefusalReported || !isAclRefusal(reason)) return;
+    this.#aclRefusalReported = true;
+    void reportAclRefusal(this.#client, reason, this.#prefix, this.#warnings);
   }
 
   /** Once, after the first answer: warns if Redis may evict live buckets (or, late, if the client queues). */

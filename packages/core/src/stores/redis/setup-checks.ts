@@ -1,9 +1,11 @@
 /**
  * What the store checks once about its client and server, warning through its logger: client settings
- * that would queue checks, and an eviction policy that may drop live buckets.
+ * that would queue checks, an eviction policy that may drop live buckets, and an ACL user that lacks a
+ * command Tollgate sends.
  */
+import { createHash } from 'node:crypto';
 import type { Warnings } from '../../support/warnings.js';
-import type { RedisClientAdapter } from './redis-client.js';
+import type { LuaScript, RedisClientAdapter } from './redis-client.js';
 
 /**
  * Warns if the client would hold checks back and send them later. `false` while the client cannot tell
@@ -64,4 +66,105 @@ function configMap(reply: unknown): Map<string, string> {
     for (const [k, v] of Object.entries(reply)) entries.push([k, String(v)]);
   }
   return new Map(entries);
+}
+
+/**
+ * Every command Tollgate runs on its keys, with arguments of the shape it sends (`$key` is a key): the
+ * settle script's (`script/settle-script.generated.ts`: TIME, GET, SET, DEL), the lease script's
+ * (`algorithms/concurrency/concurrency.lua.ts`), and DEL, sent by `reset` too. An ACL user needs them all,
+ * and EVALSHA and EVAL, which run the scripts (EVAL after NOSCRIPT, as after a restart or a failover).
+ */
+const SCRIPT_COMMANDS = [
+  'GET $key',
+  'SET $key 0 PX 1',
+  'DEL $key',
+  'TIME',
+  'ZREMRANGEBYSCORE $key -inf 0',
+  'ZREM $key lease',
+  'ZCARD $key',
+  'ZADD $key 0 lease',
+  'PEXPIRE $key 1',
+];
+
+/**
+ * The ACL rules a user needs for Tollgate's keys under `prefix`, to add with `ACL SETUSER <user> …`:
+ * the key pattern and the commands. `+info` is for the client: ioredis's ready check sends INFO (with
+ * Sentinel, it is how ioredis confirms it reached the master).
+ */
+export function aclRules(prefix: string): string {
+  const commands = [
+    'EVALSHA',
+    'EVAL',
+    ...new Set(SCRIPT_COMMANDS.map((line) => line.split(' ', 1)[0] ?? line)),
+    'INFO',
+  ];
+  // A key pattern is a glob: the prefix's own glob characters are matched literally.
+  const pattern = `~${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+  return `${pattern} ${commands.map((name) => `+${name.toLowerCase()}`).join(' ')}`;
+}
+
+/**
+ * Which of the commands in ARGV (each a command line; `$key` stands for KEYS[1]) the ACL user running the
+ * script may not run on that key; `false` before Redis 7.0, which has no `redis.acl_check_cmd`.
+ */
+const REFUSED_COMMANDS_LUA = `
+if not redis.acl_check_cmd then return false end
+local refused = {}
+for i = 1, #ARGV do
+  local words = {}
+  for word in string.gmatch(ARGV[i], '%S+') do words[#words + 1] = word == '$key' and KEYS[1] or word end
+  if not redis.acl_check_cmd(unpack(words)) then refused[#refused + 1] = words[1] end
+end
+return refused
+`;
+
+const REFUSED_COMMANDS_SCRIPT: LuaScript = {
+  source: REFUSED_COMMANDS_LUA,
+  sha1: createHash('sha1').update(REFUSED_COMMANDS_LUA).digest('hex'),
+};
+
+/**
+ * Whether Redis's error is an ACL refusal: NOPERM when it refuses the command the client sent (or one of
+ * its keys), and, from inside a script, "ERR The user executing the script can't…" (Redis 6, 7.0) or
+ * "ERR ACL failure in script: …" (Redis 7.2, Valkey).
+ */
+export function isAclRefusal(reason: string): boolean {
+  return /NOPERM|PermissionDenied|ACL failure|user executing the script can't/.test(reason);
+}
+
+/**
+ * Logs that Redis refuses Tollgate's ACL user a command, naming it, with the ACL rules the user needs (the
+ * store calls it once). Redis names a command the client sent, and from 7.2 one a script runs; Redis 7.0 does
+ * not name the one a script runs, so the store asks it, with `redis.acl_check_cmd`, which of Tollgate's
+ * commands the user lacks on a key under `prefix`.
+ */
+export async function reportAclRefusal(
+  client: RedisClientAdapter,
+  reason: string,
+  prefix: string,
+  warnings: Warnings,
+): Promise<void> {
+  const named = /run the '([^']+)' command/.exec(reason)?.[1];
+  const keyRefused = /access .*keys?\b/i.test(reason);
+  const refused = named ? [named] : keyRefused ? [] : await refusedCommands(client, `${prefix}{acl-check}`);
+  const names = refused.map((name) => name.replace('|', ' ').toUpperCase());
+  let what = 'a command its scripts run (Redis does not say which; ACL LOG does)';
+  if (names.length > 0) what = `the ${names.join(', ')} command${names.length > 1 ? 's' : ''}`;
+  else if (keyRefused) what = `access to its keys under ${prefix}`;
+  warnings.event(
+    'TOLLGATE_STORE_ERROR',
+    'error',
+    `Redis refuses the client's ACL user ${what} (${reason.split(' script: ')[0]}): checks take the ` +
+      `limiters' fallback until it is granted. Tollgate needs: ACL SETUSER <user> ${aclRules(prefix)}`,
+  );
+}
+
+/** The commands of Tollgate's the ACL user may not run on `key`; none when Redis cannot tell. */
+async function refusedCommands(client: RedisClientAdapter, key: string): Promise<string[]> {
+  try {
+    const reply = await client.runScript(REFUSED_COMMANDS_SCRIPT, [key], SCRIPT_COMMANDS);
+    return Array.isArray(reply) ? reply.map(String) : [];
+  } catch {
+    return [];
+  }
 }

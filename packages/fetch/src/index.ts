@@ -1,0 +1,339 @@
+/**
+ * `@tollgate/fetch`: Tollgate for Web-standard handlers, from a `Request` to a `Response` (Next.js route
+ * handlers, `Bun.serve`, `Deno.serve`, SvelteKit's `handle`, React Router loaders and actions).
+ */
+import {
+  type ConcurrencyLimitOptions,
+  concurrencyLifecycle,
+  createHttpConcurrencyLimiter,
+  createHttpLimiter,
+  type Handled,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  type RequestAccess,
+  rateLimitLifecycle,
+} from '@tollgate/core';
+import { WebAnswer } from './web-answer.js';
+
+const ADAPTER = '@tollgate/fetch';
+
+/** Where a request's client address comes from: the Fetch API has none of its own. */
+export interface ClientAddressOption<Args extends unknown[] = []> {
+  /**
+   * The client IP, for `byIp()` (the default key) and the fallback of every key: given the request and
+   * the handler's other arguments (Deno's `info`, @hono/node-server's `env`). Required unless `key` is
+   * given; a request it gives no address for is then refused with a `ClientAddressError` when the key
+   * gives no identity either, never limited in one bucket shared by all such requests. Recipes per
+   * runtime are in the README. Default: none.
+   *
+   * @example
+   * Deno.serve(withRateLimit(handler, { ip: (_request, info) => info.remoteAddr.hostname }));
+   */
+  ip?: (request: Request, ...args: Args) => string | undefined;
+}
+
+/**
+ * Options of {@link rateLimit} and {@link withRateLimit}: the shared Tollgate options, the client
+ * address, and `onLimited`. `requestWasSuccessful` gets `(request, response)`.
+ *
+ * @example
+ * const options: FetchRateLimitOptions = { limit: 5, window: '15m', ip: (request) => request.headers.get('x-real-ip') ?? undefined };
+ */
+export interface FetchRateLimitOptions<Args extends unknown[] = []>
+  extends Omit<RateLimitOptions<Request, Response>, 'handler' | 'requestPropertyName'>,
+    ClientAddressOption<Args> {
+  /**
+   * Answers a limited request instead of the default 429 problem details; the rate-limit headers
+   * (`Retry-After` included) are added to the `Response` it returns. Not with `throwOnLimit`.
+   */
+  onLimited?: (request: Request, info: RateLimitInfo) => Response | Promise<Response>;
+}
+
+/**
+ * Options of {@link concurrencyLimit} and {@link withConcurrencyLimit}.
+ *
+ * @example
+ * const options: FetchConcurrencyLimitOptions = { limit: 2, ip: (request) => request.headers.get('x-real-ip') ?? undefined };
+ */
+export interface FetchConcurrencyLimitOptions<Args extends unknown[] = []>
+  extends ConcurrencyLimitOptions<Request>,
+    ClientAddressOption<Args> {}
+
+/**
+ * What {@link FetchRateLimiter.check} decided. `allowed: true`: run the handler, then send
+ * `apply(response)`, which adds `headers` and, for a refund after the response
+ * (`skipSuccessfulRequests`, `skipFailedRequests`), watches its body: a response never applied stays
+ * counted. `info` is `undefined` when the limiter skipped the request (`skip`, `allowList`); in dry run
+ * `info.decision.allowed` may be `false`. `allowed: false`: send `response` (a 429, a 403 for a cost no
+ * wait can cover, or `onLimited`'s), headers included.
+ *
+ * @example
+ * const result = await limiter.check(request);
+ * if (!result.allowed) return result.response;
+ * return result.apply(Response.json({ remaining: result.info?.remaining }));
+ */
+export type RateLimitResult =
+  | {
+      readonly allowed: true;
+      readonly info: RateLimitInfo | undefined;
+      /** The rate-limit headers of every limiter that checked this request, stacked. */
+      readonly headers: Readonly<Record<string, string>>;
+      apply(response: Response): Response;
+    }
+  | { readonly allowed: false; readonly info: RateLimitInfo; readonly response: Response };
+
+/**
+ * What {@link FetchConcurrencyLimiter.check} decided. `allowed: true`: the request holds a slot until
+ * the body of `apply(response)` is read to its end or cancelled; `release()` gives it back when no
+ * response will be sent (the handler threw). `allowed: false`: send `response`, a 429.
+ *
+ * @example
+ * const slot = await uploads.check(request);
+ * if (!slot.allowed) return slot.response;
+ * return slot.apply(await upload(request));
+ */
+export type ConcurrencyResult =
+  | { readonly allowed: true; apply(response: Response): Response; release(): void }
+  | { readonly allowed: false; readonly response: Response };
+
+/**
+ * A rate limiter for `Request`s, built once: {@link rateLimit}.
+ *
+ * @example
+ * const result = await limiter.check(request, ...handlerArguments);
+ */
+export interface FetchRateLimiter<Args extends unknown[] = []> {
+  /** Decides a request and charges it; rejects with a `RateLimitError` (`throwOnLimit`) or a store error (`onStoreError: 'deny'`). */
+  check(request: Request, ...args: Args): Promise<RateLimitResult>;
+  /** Refills every bucket of `key` (`info.key`: `'ip:203.0.113.7'`, `'user:42'`) in this limiter. */
+  resetKey(key: string): Promise<void>;
+}
+
+/**
+ * A concurrency limiter for `Request`s, built once: {@link concurrencyLimit}.
+ *
+ * @example
+ * const slot = await limiter.check(request);
+ */
+export interface FetchConcurrencyLimiter<Args extends unknown[] = []> {
+  check(request: Request, ...args: Args): Promise<ConcurrencyResult>;
+}
+
+/**
+ * A Web-standard handler: a `Request` (and the runtime's other arguments) to a `Response`.
+ *
+ * @example
+ * const hello: FetchHandler = () => new Response('hello');
+ */
+export type FetchHandler<Req extends Request = Request, Args extends unknown[] = []> = (
+  request: Req,
+  ...args: Args
+) => Response | Promise<Response>;
+
+/** How the core's lifecycle writes each request's answer; the info goes on the answer, for the result. */
+const answerAccess = WebAnswer.access<Request>((request, _property, info) => {
+  WebAnswer.for(request).info = info;
+});
+
+/**
+ * A rate limiter whose `check` tells a handler to go on (with headers to add to its `Response`) or
+ * hands it the 429 to send. Build it once, at module scope.
+ *
+ * @example
+ * const login = rateLimit({ limit: 5, window: '15m', ip: (request) => request.headers.get('x-real-ip') ?? undefined });
+ * export async function POST(request: Request) {
+ *   const result = await login.check(request);
+ *   if (!result.allowed) return result.response;
+ *   return result.apply(await signIn(request));
+ * }
+ */
+export function rateLimit<Args extends unknown[] = []>(
+  options: FetchRateLimitOptions<Args>,
+): FetchRateLimiter<Args> {
+  const { ip, onLimited, ...shared } = checked(options);
+  if (onLimited !== undefined && shared.throwOnLimit) {
+    throw new TypeError(`${ADAPTER}: give either onLimited or throwOnLimit, not both`);
+  }
+  const { access, argsOf } = requestAccess(ip, shared.key);
+  const limiter = createHttpLimiter<Request, WebAnswer>(
+    WebAnswer.options({ ...shared, ...(onLimited === undefined ? {} : { handler: onLimited }) }),
+    access,
+    { adapter: ADAPTER },
+  );
+  const handle = rateLimitLifecycle(limiter, answerAccess);
+  return {
+    async check(request, ...args) {
+      argsOf.set(request, args);
+      const answer = WebAnswer.for(request).checking();
+      const handled = await handle(request, answer);
+      if (handled.kind === 'next') {
+        const apply = (response: Response) => answer.finish(response);
+        return { allowed: true, info: answer.info, headers: answer.headers, apply };
+      }
+      if (handled.kind === 'handler') {
+        const response = await (onLimited as NonNullable<typeof onLimited>)(request, handled.info);
+        return { allowed: false, info: handled.info, response: answer.finish(response) };
+      }
+      if (handled.kind === 'answered') {
+        return { allowed: false, info: answer.info as RateLimitInfo, response: answer.refusal() };
+      }
+      throw failure(handled);
+    },
+    resetKey: (key) => limiter.resetKey(key),
+  };
+}
+
+/**
+ * Wraps a handler in a {@link rateLimit} limiter: a limited request gets the 429, an allowed one the
+ * handler's `Response` with the rate-limit headers. The handler's other arguments (Next.js's
+ * `context`, Deno's `info`) are passed through, and to `ip`. A handler that throws is judged as the 500
+ * the runtime answers. The wrapped handler has the limiter's `resetKey`.
+ *
+ * @example
+ * // app/api/hello/route.ts
+ * export const GET = withRateLimit(() => Response.json({ hello: 'world' }), {
+ *   limit: 10,
+ *   window: '1m',
+ *   ip: (request) => request.headers.get('x-real-ip') ?? undefined, // set by the platform: see the README
+ * });
+ */
+export function withRateLimit<Req extends Request = Request, Args extends unknown[] = []>(
+  handler: FetchHandler<Req, Args>,
+  options: FetchRateLimitOptions<Args>,
+): FetchHandler<Req, Args> & Pick<FetchRateLimiter, 'resetKey'> {
+  const { check, resetKey } = rateLimit(options);
+  return Object.assign(guarded(check, handler), { resetKey });
+}
+
+/**
+ * A concurrency limiter: at most `limit` requests of one client in progress at once, each holding its
+ * slot until its response's body is read to the end or cancelled (streamed bodies included).
+ *
+ * @example
+ * const exports = concurrencyLimit({ limit: 2, ip: (request) => request.headers.get('x-real-ip') ?? undefined });
+ * const slot = await exports.check(request);
+ * if (!slot.allowed) return slot.response;
+ * return slot.apply(new Response(reportStream()));
+ */
+export function concurrencyLimit<Args extends unknown[] = []>(
+  options: FetchConcurrencyLimitOptions<Args>,
+): FetchConcurrencyLimiter<Args> {
+  const { ip, ...shared } = checked(options);
+  const { access, argsOf } = requestAccess(ip, shared.key);
+  const handle = concurrencyLifecycle(
+    createHttpConcurrencyLimiter(shared, access, { adapter: ADAPTER }),
+    answerAccess,
+  );
+  return {
+    async check(request, ...args) {
+      argsOf.set(request, args);
+      const answer = WebAnswer.for(request);
+      const handled = await handle(request, answer);
+      if (handled.kind === 'next') {
+        return {
+          allowed: true,
+          apply: (response) => answer.finish(response),
+          release: () => answer.end(false),
+        };
+      }
+      if (handled.kind === 'answered') return { allowed: false, response: answer.refusal() };
+      throw failure(handled);
+    },
+  };
+}
+
+/**
+ * Wraps a handler in a {@link concurrencyLimit} limiter; the slot is given back when the handler's
+ * response body is done or cancelled, or the handler throws.
+ *
+ * @example
+ * Bun.serve({ fetch: withConcurrencyLimit(exportReport, { limit: 1, ip: (request) => server.requestIP(request)?.address }) });
+ */
+export function withConcurrencyLimit<Req extends Request = Request, Args extends unknown[] = []>(
+  handler: FetchHandler<Req, Args>,
+  options: FetchConcurrencyLimitOptions<Args>,
+): FetchHandler<Req, Args> {
+  return guarded(concurrencyLimit(options).check, handler);
+}
+
+/** The handler behind a check: it runs only when allowed, and its answer ends the request's. */
+function guarded<Req extends Request, Args extends unknown[]>(
+  check: (request: Req, ...args: Args) => Promise<RateLimitResult | ConcurrencyResult>,
+  handler: FetchHandler<Req, Args>,
+): FetchHandler<Req, Args> {
+  return async function limited(request, ...args) {
+    const result = await check(request, ...args);
+    if (!result.allowed) return result.response;
+    let response: Response;
+    try {
+      response = await handler(request, ...args);
+    } catch (error) {
+      WebAnswer.for(request).fail();
+      throw error;
+    }
+    return result.apply(response);
+  };
+}
+
+/**
+ * How the core reads a `Request`. With no socket, `ip` serves as the peer's address too: one that ignores
+ * an `X-Forwarded-For` not naming it is warned about (`TOLLGATE_UNTRUSTED_FORWARDED_FOR`).
+ */
+function requestAccess<Args extends unknown[]>(ip: ClientAddressOption<Args>['ip'], key: unknown) {
+  if (ip === undefined ? key === undefined : typeof ip !== 'function') {
+    throw new TypeError(
+      `${ADAPTER}: give ip, a function returning the client's address (a Request has none; the README ` +
+        'shows how for Next.js, Bun, Deno and Node), or a key that identifies every request: without ' +
+        'either, all clients would share one bucket',
+    );
+  }
+  // The handler's other arguments, for `ip`: the core reads a request alone.
+  const argsOf = new WeakMap<Request, Args>();
+  const ipOf = (request: Request) => ip?.(request, ...(argsOf.get(request) ?? ([] as unknown as Args)));
+  const access: RequestAccess<Request> = {
+    ip: ipOf,
+    socketIp: ipOf,
+    header: (request, name) => request.headers.get(name) ?? undefined,
+  };
+  return { access, argsOf };
+}
+
+/** The options, refusing those of the other adapters that mean nothing here. */
+function checked<T extends object>(options: T): T {
+  for (const [name, instead] of [
+    ['handler', 'onLimited'],
+    ['requestPropertyName', "the check's result: result.info"],
+  ]) {
+    if (Object.hasOwn(options ?? {}, name as string)) {
+      throw new TypeError(`${ADAPTER}: there is no ${name} option here; use ${instead}`);
+    }
+  }
+  return options ?? ({} as T);
+}
+
+/** What a check throws: the error for the app (a `RateLimitError`, a store's), or an answer already over. */
+function failure(handled: Handled): unknown {
+  return handled.kind === 'error'
+    ? handled.error
+    : new Error(`${ADAPTER}: this request was answered already`);
+}
+
+export type {
+  ConcurrencyLimitOptions,
+  HeaderProfile,
+  KeyFunction,
+  Policy,
+  RateLimitInfo,
+  Store,
+} from '@tollgate/core';
+export {
+  byApiKey,
+  byIp,
+  byUser,
+  ClientAddressError,
+  firstOf,
+  MemoryStore,
+  RateLimitError,
+  RedisStore,
+} from '@tollgate/core';
+export { WebAnswer } from './web-answer.js';

@@ -1,0 +1,189 @@
+/**
+ * One request's answer in the making, for the core's lifecycle, in the Fetch API's terms: the headers its
+ * limiters wrote, the refusal, and the end of the `Response` finally sent, which a refund or a lease
+ * release waits for. Shared by `@tollgate/fetch` and `@tollgate/hono`.
+ */
+import type {
+  NodeResponse,
+  RateLimitInfo,
+  RateLimitOptions,
+  RateLimitRejection,
+  ResponseAccess,
+} from '@tollgate/core';
+
+/** The answer in the making of each request (a `Request`, a Hono `Context`): one for all its limiters. */
+const answers = new WeakMap<object, WebAnswer>();
+
+/**
+ * A request's answer, shaped as the core's `NodeResponse`, since the core learns from that how a
+ * response ended: `'close'` once the body was read to its end (`writableEnded`) or cancelled (not).
+ * For adapters built on Web `Response`s; apps do not need it.
+ *
+ * @example
+ * const answer = WebAnswer.for(request);
+ * const handled = await rateLimitLifecycle(limiter, WebAnswer.access(expose))(request, answer);
+ * if (handled.kind === 'next') return answer.finish(await handler(request));
+ */
+export class WebAnswer implements NodeResponse {
+  /** The rate-limit headers of every limiter that checked the request, stacked as the core does. */
+  readonly headers: Record<string, string> = {};
+  /** The info of the last limiter that checked the request; `undefined` when it skipped it. */
+  info: RateLimitInfo | undefined;
+  /** The refusal to send, once a limiter refused the request. */
+  rejection: RateLimitRejection | undefined;
+  /** The `Response` sent, once {@link finish} saw it: what `requestWasSuccessful` is given. */
+  response: Response | undefined;
+  statusCode = 200;
+  writableEnded = false;
+  closed = false;
+  /** A HEAD answer sends no body, and runtimes drop it unread (Hono does): it ends once it is sent. */
+  readonly #head: boolean;
+  #listeners: (() => void)[] = [];
+  #watched = false;
+
+  private constructor(method: string) {
+    this.#head = method === 'HEAD';
+  }
+
+  /** The answer of `request` (or of a framework's context): the same for every limiter of the request. */
+  static for(request: object, method = (request as Request).method): WebAnswer {
+    const known = answers.get(request);
+    if (known !== undefined && !known.closed) return known;
+    const answer = new WebAnswer(method);
+    answers.set(request, answer);
+    return answer;
+  }
+
+  /** How the core's lifecycle writes to answers; `expose` puts a request's info where the app reads it. */
+  static access<Req>(expose: ResponseAccess<Req, WebAnswer>['expose']): ResponseAccess<Req, WebAnswer> {
+    return {
+      node: (answer) => answer,
+      getHeader: (answer, name) => answer.headers[name],
+      setHeaders: (answer, headers) => void Object.assign(answer.headers, headers),
+      removeHeader: (answer, name) => void delete answer.headers[name],
+      expose,
+      send(answer, rejection) {
+        answer.rejection = rejection;
+      },
+    };
+  }
+
+  /**
+   * The options as the core takes them: what it gives `requestWasSuccessful` and a metered cost's
+   * `settle` as the response is this answer, so they are given the `Response` it sent instead. Anything
+   * else, a mistake included, is passed on as it is, for the core to check.
+   */
+  static options<Req>(options: RateLimitOptions<Req, Response>): RateLimitOptions<Req, WebAnswer> {
+    const { requestWasSuccessful: successful, cost, ...rest } = options;
+    const sent = (answer: WebAnswer) => answer.response as Response;
+    const mapped: RateLimitOptions<Req, WebAnswer> = rest;
+    type Mapped = Required<RateLimitOptions<Req, WebAnswer>>;
+    if (successful !== undefined) {
+      mapped.requestWasSuccessful =
+        typeof successful === 'function'
+          ? (request, answer) => successful(request, sent(answer))
+          : successful;
+    }
+    if (typeof cost === 'object' && cost !== null && typeof cost.settle === 'function') {
+      const { settle } = cost;
+      mapped.cost = { ...cost, settle: (request, answer) => settle(request, sent(answer)) };
+    } else if (cost !== undefined) mapped.cost = cost as Mapped['cost'];
+    return mapped;
+  }
+
+  /** A limiter starts checking the request: the info is the next one's. */
+  checking(): this {
+    this.info = undefined;
+    return this;
+  }
+
+  once(_event: 'close', listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Ends the answer, once: `completed` when its body was read to the end, not when cancelled or failed. */
+  end(completed: boolean): void {
+    if (this.closed) return;
+    this.writableEnded = completed;
+    this.closed = true;
+    for (const listener of this.#listeners.splice(0)) listener();
+  }
+
+  /** The handler threw: the runtime answers 500, and the request is judged as such (as Express does). */
+  fail(): void {
+    this.statusCode = 500;
+    this.response ??= new Response(null, { status: 500 });
+    this.end(true);
+  }
+
+  /**
+   * `response` with the rate-limit headers, in a copy when its headers are immutable (a `fetch()`
+   * answer). When a refund or a lease waits for its end, its body is watched, in a copy of the
+   * `Response`: the answer ends when the body was read to the end, or cancelled. Without a body, now.
+   */
+  finish(response: Response): Response {
+    if (response === this.response) return response;
+    this.statusCode = response.status;
+    const watch = !this.#watched && this.#listeners.length > 0;
+    this.#watched ||= watch;
+    const bodyless = response.body === null || this.#head;
+    this.response = withHeaders(
+      watch && !bodyless ? new Response(watched(response.body as ReadableStream, this), response) : response,
+      this.headers,
+    );
+    if (watch && bodyless) this.end(true);
+    return this.response;
+  }
+
+  /**
+   * The refusal a limiter chose, with the rate-limit headers (`Retry-After` included), made by `respond`
+   * (a framework's own, such as Hono's `c.body`, keeps what earlier middleware set). No body for HEAD.
+   */
+  refusal(respond: (body: string | null, init: ResponseInit) => Response = newResponse): Response {
+    const { status, contentType, body, bytes } = this.rejection as RateLimitRejection;
+    const headers = { ...this.headers, 'Content-Type': contentType, 'Content-Length': String(bytes.length) };
+    return this.finish(respond(this.#head ? null : body, { status, headers }));
+  }
+}
+
+const newResponse = (body: string | null, init: ResponseInit): Response => new Response(body, init);
+
+/** Sets `headers` on `response`, or on a copy of it when its headers are immutable. */
+function withHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {
+  try {
+    for (const name in headers) response.headers.set(name, headers[name] as string);
+    return response;
+  } catch {
+    return withHeaders(new Response(response.body, response), headers);
+  }
+}
+
+/**
+ * `body`, passed through chunk by chunk as it is read, ending `answer` when the reader reaches its end
+ * (completed) or cancels it, or the body fails (not). A TransformStream would be shorter, but Node 20's
+ * does not tell a cancel apart. No read ahead (`highWaterMark: 0`): the end is the reader's.
+ */
+function watched(body: ReadableStream<Uint8Array>, answer: WebAnswer): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          answer.end(false);
+          throw error;
+        }
+        if (!chunk.done) return controller.enqueue(chunk.value);
+        answer.end(true);
+        controller.close();
+      },
+      cancel(reason) {
+        answer.end(false);
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

@@ -1,0 +1,228 @@
+/** `@tollgate/hono`: Tollgate as Hono middleware, app-wide or per route, on every runtime Hono runs on. */
+import {
+  type ConcurrencyLimitOptions,
+  concurrencyLifecycle,
+  createHttpConcurrencyLimiter,
+  createHttpLimiter,
+  type Handled,
+  RateLimitError,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  type RequestAccess,
+  rateLimitLifecycle,
+} from '@tollgate/core';
+import { WebAnswer } from '@tollgate/fetch';
+import type { Context, MiddlewareHandler, Next } from 'hono';
+import type { GetConnInfo } from 'hono/conninfo';
+
+const ADAPTER = '@tollgate/hono';
+
+/** Where a request's client address comes from: Hono's connection info for the runtime, or your own. */
+export interface ClientAddressOptions {
+  /**
+   * Hono's `getConnInfo` for the runtime the app runs on (`@hono/node-server/conninfo`, `hono/bun`,
+   * `hono/deno`, `hono/cloudflare-workers`, `hono/aws-lambda`, …): the peer's address is the client IP
+   * unless `ip` says otherwise. Give it, or `ip`, unless `key` identifies every request. Default: none.
+   *
+   * @example
+   * import { getConnInfo } from '@hono/node-server/conninfo';
+   * app.use(rateLimit({ limit: 100, window: '1m', getConnInfo }));
+   */
+  getConnInfo?: GetConnInfo;
+  /**
+   * The client IP, when it is not the peer's address: behind a proxy, the one the proxy sets (trust
+   * only a header your proxy overwrites). Default: `getConnInfo(c).remote.address`.
+   *
+   * @example
+   * rateLimit({ getConnInfo, ip: (c) => c.req.header('x-real-ip') }); // nginx: proxy_set_header X-Real-IP $remote_addr
+   */
+  ip?: (c: Context) => string | undefined;
+}
+
+/**
+ * Options of {@link rateLimit}: the shared Tollgate options, the client address, and a Hono `handler`.
+ * `requestWasSuccessful` gets `(c, response)`.
+ *
+ * @example
+ * const options: HonoRateLimitOptions = { limit: 5, window: '15m', getConnInfo, skipSuccessfulRequests: true };
+ */
+export interface HonoRateLimitOptions
+  extends Omit<RateLimitOptions<Context, Response>, 'handler'>,
+    ClientAddressOptions {
+  /**
+   * Answers a limited request instead of the default 429 problem details. The rate-limit headers
+   * (`Retry-After` included) are added to the `Response` it returns.
+   */
+  handler?: (c: Context, info: RateLimitInfo) => Response | Promise<Response>;
+}
+
+/**
+ * Options of {@link concurrencyLimit}.
+ *
+ * @example
+ * const options: HonoConcurrencyLimitOptions = { limit: 2, getConnInfo };
+ */
+export interface HonoConcurrencyLimitOptions extends ConcurrencyLimitOptions<Context>, ClientAddressOptions {}
+
+/**
+ * The context variables a limiter sets: `c.get('rateLimit')`, the info of the last limiter that
+ * checked the request (with the default `requestPropertyName`); `undefined` when none did, or every one
+ * skipped it. Importing this package also declares it in Hono's `ContextVariableMap`, as Hono's own
+ * middleware do, so `c.get('rateLimit')` is typed in every app; `Variables: RateLimitVariables` says so
+ * explicitly.
+ *
+ * @example
+ * const app = new Hono<{ Variables: RateLimitVariables }>();
+ * app.get('/me', (c) => c.json({ remaining: c.get('rateLimit')?.remaining }));
+ */
+export type RateLimitVariables = { rateLimit?: RateLimitInfo };
+
+declare module 'hono' {
+  interface ContextVariableMap extends RateLimitVariables {}
+}
+
+/**
+ * The middleware {@link rateLimit} returns, with its limiter's `resetKey`.
+ *
+ * @example
+ * await loginLimit.resetKey('ip:203.0.113.7');
+ */
+export interface RateLimitMiddleware extends MiddlewareHandler {
+  /** Refills every bucket of `key` (`c.get('rateLimit').key`: `'ip:203.0.113.7'`, `'user:42'`) in this limiter. */
+  resetKey(key: string): Promise<void>;
+}
+
+/** Hono's compose running a middleware: on the stack of a `rateLimit()` call, a limiter made per request. */
+const HANDLING_FRAME = /[\\/]hono[\\/]dist[\\/](?:cjs[\\/])?compose\.js:/;
+
+/** How the core's lifecycle writes each request's answer; the info goes to `c.set`. */
+const answerAccess = WebAnswer.access<Context>((c, property, info) => {
+  (c.set as (key: string, value: unknown) => void)(property, info);
+});
+
+/**
+ * Rate-limiting middleware, app-wide (`app.use`) or on a route; each call is its own limiter with its
+ * own buckets (unless two share a `name`). The request's `RateLimitInfo` is `c.get('rateLimit')`. A
+ * limiter that counts only some responses (`skipSuccessfulRequests`) judges the response once its body
+ * is sent, streamed ones included.
+ *
+ * @example
+ * import { getConnInfo } from '@hono/node-server/conninfo';
+ * app.use(rateLimit({ limit: 100, window: '1m', getConnInfo }));
+ * app.post('/login', rateLimit({ limit: 5, window: '15m', getConnInfo, skipSuccessfulRequests: true }), login);
+ */
+export function rateLimit(options: HonoRateLimitOptions): RateLimitMiddleware {
+  const given = options ?? ({} as HonoRateLimitOptions);
+  const { getConnInfo: _getConnInfo, ip: _ip, handler, ...shared } = given;
+  const limiter = createHttpLimiter<Context, WebAnswer>(
+    WebAnswer.options({ ...shared, ...(handler === undefined ? {} : { handler }) }),
+    requestAccess(given, shared.key),
+    { adapter: ADAPTER, inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? '') },
+  );
+  const handle = rateLimitLifecycle(limiter, answerAccess);
+
+  async function rateLimit(c: Context, next: Next) {
+    const answer = WebAnswer.for(c, c.req.method).checking();
+    const handled = await handle(c, answer);
+    if (handled.kind === 'next') return finishAfter(c, next, answer);
+    if (handled.kind === 'handler')
+      return answer.finish(await (handler as NonNullable<typeof handler>)(c, handled.info));
+    if (handled.kind === 'answered') return refuse(c, answer);
+    throw failure(handled);
+  }
+
+  return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
+}
+
+/**
+ * Concurrency-limiting middleware: at most `limit` requests of one client in progress at once. A
+ * request's slot is released when its response body is sent to the end or cancelled (the client went
+ * away), streamed ones included; a refused one gets a 429 with problem details.
+ *
+ * @example
+ * app.post('/uploads', concurrencyLimit({ limit: 2, getConnInfo }), upload);
+ */
+export function concurrencyLimit(options: HonoConcurrencyLimitOptions): MiddlewareHandler {
+  const given = options ?? ({} as HonoConcurrencyLimitOptions);
+  const { getConnInfo: _getConnInfo, ip: _ip, ...shared } = given;
+  const limiter = createHttpConcurrencyLimiter(shared, requestAccess(given, shared.key), {
+    adapter: ADAPTER,
+  });
+  const handle = concurrencyLifecycle(limiter, answerAccess);
+  return async function concurrencyLimit(c, next) {
+    const answer = WebAnswer.for(c, c.req.method);
+    const handled = await handle(c, answer);
+    if (handled.kind === 'next') return finishAfter(c, next, answer);
+    if (handled.kind === 'answered') return refuse(c, answer);
+    throw failure(handled);
+  };
+}
+
+/** The refusal, through `c.body`, so that headers earlier middleware set on `c` (CORS) are kept. */
+function refuse(c: Context, answer: WebAnswer): Response {
+  return answer.refusal(c.body as (body: string | null, init: ResponseInit) => Response);
+}
+
+/** Runs the rest of the chain, then sends its response with the headers, its end watched when needed. */
+async function finishAfter(c: Context, next: Next, answer: WebAnswer): Promise<void> {
+  try {
+    await next();
+  } catch (error) {
+    // Hono answers an Error thrown downstream through app.onError; anything else thrown passes through here.
+    answer.fail();
+    throw error;
+  }
+  const finished = answer.finish(c.res);
+  if (finished !== c.res) c.res = finished;
+}
+
+/** How the core reads a Hono request; the peer's address serves as the IP unless `ip` is given. */
+function requestAccess({ getConnInfo, ip }: ClientAddressOptions, key: unknown): RequestAccess<Context> {
+  for (const [name, value] of Object.entries({ getConnInfo, ip })) {
+    if (value !== undefined && typeof value !== 'function')
+      throw new TypeError(`${ADAPTER}: ${name} must be a function`);
+  }
+  if (getConnInfo === undefined && ip === undefined && key === undefined) {
+    throw new TypeError(
+      `${ADAPTER}: give getConnInfo (from hono/<runtime>, e.g. @hono/node-server/conninfo) or ip, so that ` +
+        'each client gets a bucket of its own, or a key that identifies every request: without either, ' +
+        'all clients would share one bucket',
+    );
+  }
+  const peer = getConnInfo ? (c: Context) => getConnInfo(c).remote.address : (ip ?? (() => undefined));
+  return { ip: ip ?? peer, socketIp: peer, header: (c, name) => c.req.header(name) };
+}
+
+/**
+ * What the middleware throws, for `app.onError`: the app's error (the store's, a `RateLimitError` with
+ * `throwOnLimit`). A `RateLimitError` gets `getResponse()`, as Hono's `HTTPException` has, so Hono's
+ * default error handling answers it with its status and headers instead of a 500.
+ */
+function failure(handled: Handled): unknown {
+  const error =
+    handled.kind === 'error' ? handled.error : new Error(`${ADAPTER}: this request was answered already`);
+  if (error instanceof RateLimitError && !('getResponse' in error)) {
+    const { message, status, headers } = error;
+    Object.defineProperty(error, 'getResponse', { value: () => new Response(message, { status, headers }) });
+  }
+  return error;
+}
+
+export type {
+  ConcurrencyLimitOptions,
+  HeaderProfile,
+  KeyFunction,
+  Policy,
+  RateLimitInfo,
+  Store,
+} from '@tollgate/core';
+export {
+  byApiKey,
+  byIp,
+  byUser,
+  ClientAddressError,
+  firstOf,
+  MemoryStore,
+  RateLimitError,
+  RedisStore,
+} from '@tollgate/core';

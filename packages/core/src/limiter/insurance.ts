@@ -68,11 +68,13 @@ export function insuranceFor(
   const { instances, maxKeys } = insuranceSettings(options, 'insurance');
   const share = (tokens: number) => Math.max(1, Math.floor(tokens / instances));
   const shared = resolvePolicies(
-    policies.map(({ name, limit, windowMs, capacity, nearLimit }) => ({
+    // Each policy counts as it does on the store (a fixed window stays a fixed window), on its share.
+    policies.map(({ name, algorithm, limit, windowMs, capacity, nearLimit }) => ({
       name,
+      algorithm,
       limit: share(limit),
       window: windowMs,
-      burst: share(capacity),
+      ...(algorithm === 'token-bucket' ? { burst: share(capacity) } : {}),
       // Near the insurance's own, smaller, limit at the same fraction.
       ...(nearLimit === undefined ? {} : { nearLimit }),
     })),

@@ -2,6 +2,7 @@ import { afterAll, describe, it } from 'vitest';
 import { CLIENT_NAMES } from '../harness/clients.js';
 import { banScenarios } from './ban-scenarios.js';
 import { leaseScenarios } from './lease-scenarios.js';
+import { penaltyScenarios } from './penalty-scenarios.js';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
 import { windowScenarios } from './window-scenarios.js';
@@ -19,10 +20,13 @@ afterAll(async () => {
 });
 
 describe.each(kinds)('$name conformance', (kind) => {
-  it.each([...scenarios, ...windowScenarios, ...banScenarios])('$name', async (scenario) => {
-    const fixture = kind.fixture();
-    await scenario.run(limiterFor(scenario, fixture), fixture);
-  });
+  it.each([...scenarios, ...windowScenarios, ...banScenarios, ...penaltyScenarios])(
+    '$name',
+    async (scenario) => {
+      const fixture = kind.fixture();
+      await scenario.run(limiterFor(scenario, fixture), fixture);
+    },
+  );
 });
 
 describe.each(kinds)('$name leases', (kind) => {

@@ -11,6 +11,8 @@ export interface Scenario {
   readonly policies: Policy | Policy[];
   /** The limiter's ban, if the scenario needs one. */
   readonly ban?: BanOptions;
+  /** The limiter's penalties, if the scenario needs them. */
+  readonly penalties?: { readonly exponentialBackoff?: boolean; readonly continueExceeding?: boolean };
   run(limiter: Limiter, fixture: StoreFixture): Promise<void>;
 }
 
@@ -253,5 +255,12 @@ export const scenarios: Scenario[] = [
  */
 export function limiterFor(scenario: Scenario, fixture: StoreFixture): Limiter {
   const ban = scenario.ban ? { ban: scenario.ban } : {};
-  return createLimiter({ store: fixture.store, policies: scenario.policies, onStoreError: 'throw', ...ban });
+  const { store } = fixture;
+  return createLimiter({
+    store,
+    policies: scenario.policies,
+    onStoreError: 'throw',
+    ...ban,
+    ...scenario.penalties,
+  });
 }

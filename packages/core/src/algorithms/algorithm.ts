@@ -36,6 +36,16 @@ export interface Algorithm {
   fits(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, nowMs: number): boolean;
   /** Charges `cost` (`sign` -1) or gives it back (`sign` 1), in place. */
   apply(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, sign: 1 | -1): void;
+  /**
+   * Ms from `nowMs` (the time the state was brought to) until `cost` fits: 0 when it fits now,
+   * `undefined` when it never will (more than the policy holds). A decision's `retryAfterMs` is this.
+   */
+  waitMs(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, nowMs: number): number | undefined;
+  /**
+   * `continueExceeding`: what a refusal of `cost` that did not fit does to the state, in place, so that a
+   * client that keeps knocking stays out. Nothing for a cost more than the policy holds.
+   */
+  restart(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, nowMs: number): void;
   /** Ms from `nowMs` until the state says no more than a fresh one: 0 means it can be forgotten now. */
   idleMs(policy: ResolvedPolicy, st: StateFields, o: number, nowMs: number): number;
   /**
@@ -46,18 +56,21 @@ export interface Algorithm {
 }
 
 /**
- * An algorithm's part of the Redis script: its four operations in Lua, the TypeScript ones step for step,
- * on the state array `st` at offset `o`, changed in place. `current` and `apply` are statements; `fits`
- * (whether the cost fits) and `idle` (the ms until the state can be forgotten) are expressions. None
- * returns, and each reads its state only as `st[o]`, `st[o + 1]`, `st[o + 2]`: the script inlines them,
+ * An algorithm's part of the Redis script: its operations in Lua, the TypeScript ones step for step, on
+ * the state array `st` at offset `o`, changed in place. `current`, `apply` and `restart` are statements;
+ * `fits` (whether the cost fits) and `idle` (the ms until the state can be forgotten) are expressions;
+ * `wait` is statements that return `waitMs` (-1 for never). No other returns, and each reads its state only as `st[o]`, `st[o + 1]`, `st[o + 2]`: the script inlines them,
  * and for a check of one policy keeps the fields in locals (see `stores/redis/script/generate.ts`).
  * Every body sees its policy's `limit`, `window` (ms) and `capacity` (units), and `min`, `max`, `floor` and `ceil`; then
- * `current` sees `stored` and `now`, `fits` sees `cost` and `now`, `apply` sees `cost` and `sign`, and
- * `idle` sees `now`.
+ * `current` sees `stored` and `now`, `fits`, `wait` and `restart` see `cost` and `now`, `apply` sees
+ * `cost` and `sign`, and `idle` sees `now`. `wait` and `restart` run only for `exponentialBackoff` and
+ * `continueExceeding`, on the held path.
  */
 export interface AlgorithmLua {
   readonly current: string;
   readonly fits: string;
   readonly apply: string;
   readonly idle: string;
+  readonly wait: string;
+  readonly restart: string;
 }

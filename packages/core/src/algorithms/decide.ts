@@ -7,7 +7,7 @@ import { ALGORITHMS } from './registry.js';
 
 /** Builds the {@link Decision} for a store's answer. */
 export function decide(policies: readonly ResolvedPolicy[], result: BucketResult, cost: number): Decision {
-  const { applied, states, nowMs, bannedUntilMs = 0 } = result;
+  const { applied, states, nowMs, bannedUntilMs = 0, backoffUntilMs = 0 } = result;
   // A loop, not map: this runs on every check.
   const described: PolicyDecision[] = [];
   for (let i = 0; i < policies.length; i++) {
@@ -16,7 +16,7 @@ export function decide(policies: readonly ResolvedPolicy[], result: BucketResult
       ALGORITHMS[policy.algorithm].describe(policy, states[i] as readonly number[], 0, cost, nowMs),
     );
   }
-  return decisionOf(described, applied, nowMs, bannedUntilMs, cost);
+  return decisionOf(described, applied, nowMs, bannedUntilMs, backoffUntilMs, cost);
 }
 
 /**
@@ -29,6 +29,7 @@ export function decideFields(
   applied: boolean,
   nowMs: number,
   bannedUntilMs: number,
+  backoffUntilMs: number,
   cost: number,
 ): Decision {
   const described: PolicyDecision[] = [];
@@ -38,15 +39,20 @@ export function decideFields(
     described.push(algorithm.describe(policy, st, o, cost, nowMs));
     o += algorithm.fields;
   }
-  return decisionOf(described, applied, nowMs, bannedUntilMs, cost);
+  return decisionOf(described, applied, nowMs, bannedUntilMs, backoffUntilMs, cost);
 }
 
-/** The decision from every policy's part: allowed only if the store applied it and no part forbids it. */
+/**
+ * The decision from every policy's part: allowed only if the store applied it and no part forbids it. A
+ * refusal waits as long as its longest part, ban and backoff included (a request too large for some
+ * policy waits for nothing: no wait will do).
+ */
 function decisionOf(
   described: PolicyDecision[],
   applied: boolean,
   nowMs: number,
   bannedUntilMs: number,
+  backoffUntilMs: number,
   cost: number,
 ): Decision {
   let overCapacity = false;
@@ -71,9 +77,9 @@ function decisionOf(
     cost,
     retryAfterMs: allowed
       ? 0
-      : banned && !overCapacity
-        ? Math.max(bannedUntilMs - nowMs, decidedBy.retryAfterMs ?? 0)
-        : decidedBy.retryAfterMs,
+      : overCapacity
+        ? decidedBy.retryAfterMs
+        : Math.max(bannedUntilMs - nowMs, backoffUntilMs - nowMs, decidedBy.retryAfterMs ?? 0),
     decidedBy,
     policies: described,
     decidedAtMs: nowMs,

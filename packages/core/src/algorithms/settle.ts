@@ -1,13 +1,22 @@
 /**
  * One operation on all of a key's policies at once, whatever their algorithms: read, bring forward,
- * judge and write, all or none — and the limiter's ban, if it has one. The memory store runs this; the
- * Redis script does the same in Lua (`stores/redis/script/generate.ts`), step for step.
+ * judge and write, all or none — and the limiter's ban, backoff and continueExceeding, if it has them.
+ * The memory store runs this; the Redis script does the same in Lua (`stores/redis/script/generate.ts`),
+ * step for step.
  */
 
 import type { BanRule } from '../model/ban.js';
 import type { ResolvedPolicy } from '../model/policy.js';
 import type { BucketMode } from '../model/store.js';
 import type { StateFields } from './algorithm.js';
+import {
+  admittedBackoff,
+  BACKOFF_FIELDS,
+  backedOff,
+  backoffIdleMs,
+  backoffUntil,
+  currentBackoff,
+} from './backoff/backoff.js';
 import { admitted, banIdleMs, bannedUntil, currentBan, refused } from './ban/ban.js';
 import { ALGORITHMS } from './registry.js';
 
@@ -16,6 +25,8 @@ export interface Settled {
   readonly applied: boolean;
   /** When the client's ban ends (ms since the epoch); 0 when it is not banned. */
   readonly bannedUntilMs: number;
+  /** Until when exponential backoff holds the client back (ms since the epoch); 0 or past: it does not. */
+  readonly backoffUntilMs: number;
   /**
    * What to store: the states for this many ms; 0 to forget the key (every state is as good as fresh);
    * `undefined` when nothing changed and nothing is to be written.
@@ -23,19 +34,23 @@ export interface Settled {
   readonly keepMs: number | undefined;
 }
 
-/** How many numbers a key's states take: every policy's, then the ban's two. */
-export function stateFieldCount(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): number {
-  let fields = ban === undefined ? 0 : 2;
+/** How many numbers a key's states take: every policy's, then the ban's two, then the backoff's three. */
+export function stateFieldCount(policies: readonly ResolvedPolicy[], rule: BanRule | undefined): number {
+  let fields =
+    (rule !== undefined && rule.after > 0 ? 2 : 0) + (rule?.exponentialBackoff ? BACKOFF_FIELDS : 0);
   for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
   return fields;
 }
 
 /**
  * Decides one operation at `nowMs` on a key's states in `st` (every policy's fields in policy order, then
- * the ban's; `stored` false: none yet, all fresh), bringing them forward and changing them in place. The
- * caller reads the states before and stores them as `keepMs` says after, with nothing in between.
- * - `consume`: charge `cost` to every policy if it fits in all, else charge none (and, with a ban, count
- *   the refusal: `ban.after` in a row ban the client for `ban.durationMs`, during which it is refused);
+ * the ban's, then the backoff's; `stored` false: none yet, all fresh), bringing them forward and changing
+ * them in place. The caller reads the states before and stores them as `keepMs` says after, with nothing
+ * in between.
+ * - `consume`: charge `cost` to every policy if it fits in all, else charge none; with a `rule`, a
+ *   refusal is counted: `ban.after` in a row ban the client for `ban.durationMs`, during which it is
+ *   refused; `exponentialBackoff` holds it back for twice as long at each one (`backoff/backoff.ts`);
+ *   `continueExceeding` restarts every policy it did not fit (each algorithm's `restart`);
  * - `peek`: say whether it would fit, charging nothing;
  * - `refund`: give `cost` back to every policy;
  * - `penalty`: charge `cost` to every policy whether it fits or not (a client can owe).
@@ -47,7 +62,7 @@ export function settlePolicies(
   cost: number,
   mode: BucketMode,
   nowMs: number,
-  ban?: BanRule,
+  rule?: BanRule,
 ): Settled {
   const count = policies.length;
   let fits = true;
@@ -60,20 +75,36 @@ export function settlePolicies(
     o += algorithm.fields;
   }
   const checks = mode === 'consume' || mode === 'peek';
+  const ban = rule !== undefined && rule.after > 0 ? rule : undefined;
+  const backoff = rule?.exponentialBackoff === true;
+  const b = ban === undefined ? o : o + 2; // where the backoff's fields begin
+  if (backoff) currentBackoff(st, b, stored);
   if (ban !== undefined) {
     currentBan(st, o, stored, nowMs);
     if (checks && bannedUntil(st, o) > nowMs) {
-      return { applied: false, bannedUntilMs: bannedUntil(st, o), keepMs: undefined };
+      return {
+        applied: false,
+        bannedUntilMs: bannedUntil(st, o),
+        backoffUntilMs: backoff ? backoffUntil(st, b) : 0,
+        keepMs: undefined,
+      };
     }
   }
-  if (mode === 'peek' || (mode === 'consume' && !fits && ban === undefined)) {
-    return { applied: fits, bannedUntilMs: 0, keepMs: undefined };
+  // Held back: refused whatever the policies say, and (for a consume) one more refusal in the row.
+  if (checks && backoff && backoffUntil(st, b) > nowMs) fits = false;
+  if (mode === 'peek' || (mode === 'consume' && !fits && rule === undefined)) {
+    return {
+      applied: fits,
+      bannedUntilMs: 0,
+      backoffUntilMs: backoff ? backoffUntil(st, b) : 0,
+      keepMs: undefined,
+    };
   }
   let applied = true;
   if (mode === 'consume' && !fits) {
-    // A refusal changes nothing but the ban's count; the policies are written as they stand now.
+    // A refusal changes nothing but what the rule says; the policies are written as they stand now.
     applied = false;
-    refused(ban as BanRule, st, o, nowMs);
+    refusedBy(rule as BanRule, policies, st, o, cost, nowMs);
   } else {
     const sign = mode === 'refund' ? 1 : -1;
     for (let i = 0, q = 0; i < count; i++) {
@@ -83,9 +114,11 @@ export function settlePolicies(
       q += algorithm.fields;
     }
     if (ban !== undefined && mode === 'consume') admitted(st, o);
+    if (backoff && mode === 'consume') admittedBackoff(st, b);
   }
   // Kept until every state says no more than a fresh one; forgotten when they already do.
   let idleMs = ban === undefined ? 0 : banIdleMs(st, o, nowMs);
+  if (backoff) idleMs = Math.max(idleMs, backoffIdleMs(st, b, nowMs));
   for (let i = 0, q = 0; i < count; i++) {
     const policy = policies[i] as ResolvedPolicy;
     const algorithm = ALGORITHMS[policy.algorithm];
@@ -95,8 +128,46 @@ export function settlePolicies(
   return {
     applied,
     bannedUntilMs: ban === undefined ? 0 : bannedUntil(st, o),
+    backoffUntilMs: backoff ? backoffUntil(st, b) : 0,
     keepMs: Math.max(0, idleMs),
   };
+}
+
+/**
+ * A refused consume under `rule`, its states at `o` (the ban's, then the backoff's) changed in place: the
+ * ban counts it, `continueExceeding` restarts each policy the cost did not fit, and then the backoff holds
+ * the client back, from the policies' wait as the restarts left it (not for a cost more than some policy
+ * holds: no wait will do).
+ */
+function refusedBy(
+  rule: BanRule,
+  policies: readonly ResolvedPolicy[],
+  st: StateFields,
+  o: number,
+  cost: number,
+  nowMs: number,
+): void {
+  if (rule.after > 0) refused(rule, st, o, nowMs);
+  if (rule.continueExceeding) {
+    for (let i = 0, q = 0; i < policies.length; i++) {
+      const policy = policies[i] as ResolvedPolicy;
+      const algorithm = ALGORITHMS[policy.algorithm];
+      if (!algorithm.fits(policy, st, q, cost, nowMs)) algorithm.restart(policy, st, q, cost, nowMs);
+      q += algorithm.fields;
+    }
+  }
+  if (rule.exponentialBackoff) {
+    let waitMs: number | undefined = 0;
+    for (let i = 0, q = 0; i < policies.length; i++) {
+      const policy = policies[i] as ResolvedPolicy;
+      const algorithm = ALGORITHMS[policy.algorithm];
+      const policyWaitMs = algorithm.waitMs(policy, st, q, cost, nowMs);
+      waitMs =
+        policyWaitMs === undefined || waitMs === undefined ? undefined : Math.max(waitMs, policyWaitMs);
+      q += algorithm.fields;
+    }
+    if (waitMs !== undefined) backedOff(st, rule.after > 0 ? o + 2 : o, nowMs, waitMs);
+  }
 }
 
 /** Each policy's state, copied out of `st` as a store answers them. */

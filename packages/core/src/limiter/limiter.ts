@@ -11,7 +11,7 @@ import { decideAtOnce, MemoryStore } from '../stores/memory/memory-store.js';
 import { DeadlineWatch } from '../support/deadline-watch.js';
 import { type Duration, parseDuration } from '../support/duration.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
-import { isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
+import { describeValue, isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
 import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
@@ -63,6 +63,29 @@ export interface LimiterOptions {
    * Default: none.
    */
   ban?: BanOptions;
+  /**
+   * Each refusal in a row (no request admitted in between) doubles the wait before the next admission:
+   * the first waits what the policies say, the next twice that from then, then 4×, up to 1024× the
+   * first wait. While it lasts every check is refused, and each refusal doubles it again; an admitted
+   * request ends the streak. Shown in `retryAfterMs` (so `Retry-After` and the `RateLimit` header's `t`).
+   * Decided atomically with the policies, in the store. @fastify/rate-limit's `exponentialBackoff`.
+   * Default: `false`.
+   *
+   * @example
+   * createLimiter({ policies: { limit: 5, window: '1m' }, exponentialBackoff: true });
+   */
+  exponentialBackoff?: boolean;
+  /**
+   * A refused request restarts each policy it did not fit, so a client that keeps knocking stays out:
+   * a fixed window starts again at the refusal (its count kept); a token bucket is charged the refused
+   * cost as debt, down to one full bucket owed; a sliding window counts the refused cost in its current
+   * window, up to `limit`. A cost more than a policy holds restarts nothing. Decided atomically with the
+   * policies, in the store. @fastify/rate-limit's `continueExceeding`. Default: `false`.
+   *
+   * @example
+   * createLimiter({ policies: { limit: 5, window: '1m', algorithm: 'fixed-window' }, continueExceeding: true });
+   */
+  continueExceeding?: boolean;
 }
 
 /** A limiter's ban: see {@link LimiterOptions.ban}. */
@@ -171,7 +194,7 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
   }
   const timeoutMs = options.timeout === false ? undefined : parseDuration(options.timeout ?? '1s', 'timeout');
   const onStoreError = onStoreErrorOption(options.onStoreError, 'onStoreError');
-  const ban = banRule(options.ban, 'ban');
+  const ban = refusalRule(options.ban, options.exponentialBackoff, options.continueExceeding, '');
   const insurance = insuranceFor(policies, options.insurance, store.clock, ban);
   const denyCache = denyCacheFor(store, policies, options.denyCache, ban !== undefined);
   // Stores that may hang and do not give up by themselves are given up on here.
@@ -308,6 +331,42 @@ export function banRule(options: unknown, what: string): BanRule | undefined {
   const after = positiveWholeNumber(givenAfter, `${what}.after`);
   const durationMs = parseDuration(duration as Duration, `${what}.duration`);
   return Object.freeze({ after, durationMs });
+}
+
+/**
+ * A limiter's rule for refusals, from its `ban`, `exponentialBackoff` and `continueExceeding` options,
+ * checked (each message starts with `prefix`); `undefined` for none of them. Made once per limiter, so
+ * stores may key their caches by it.
+ *
+ * @example
+ * refusalRule(undefined, true, false, ''); // { after: 0, durationMs: 0, exponentialBackoff: true, continueExceeding: false }
+ */
+export function refusalRule(
+  ban: unknown,
+  exponentialBackoff: unknown,
+  continueExceeding: unknown,
+  prefix: string,
+): BanRule | undefined {
+  const banned = banRule(ban, `${prefix}ban`);
+  const backoff = penaltyFlag(exponentialBackoff, `${prefix}exponentialBackoff`);
+  const restart = penaltyFlag(continueExceeding, `${prefix}continueExceeding`);
+  if (!backoff && !restart) return banned;
+  const { after, durationMs } = banned ?? { after: 0, durationMs: 0 };
+  return Object.freeze({ after, durationMs, exponentialBackoff: backoff, continueExceeding: restart });
+}
+
+/**
+ * `exponentialBackoff` or `continueExceeding`, checked: `true`, `false` or not given (`false`).
+ *
+ * @example
+ * penaltyFlag(true, 'exponentialBackoff'); // true
+ */
+export function penaltyFlag(value: unknown, what: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') {
+    throw new TypeError(`${what} must be true or false; got ${describeValue(value)}`);
+  }
+  return value;
 }
 
 /**

@@ -25,7 +25,8 @@ export interface BucketRequest {
   /** What to do. */
   readonly mode: BucketMode;
   /**
-   * The limiter's ban, if it has one: `after` refusals in a row ban the client for `durationMs`. Stable
+   * The limiter's ban, if it has one: `after` refusals in a row ban the client for `durationMs`; and its
+   * `exponentialBackoff` and `continueExceeding`, decided with the policies (see `BanRule`). Stable
    * per limiter, like `policies`.
    */
   readonly ban?: BanRule | undefined;
@@ -53,6 +54,11 @@ export interface BucketResult {
   readonly states: readonly (readonly number[])[];
   /** With a ban: when the client's ban ends, in ms by the store's clock; 0 or absent when not banned. */
   readonly bannedUntilMs?: number;
+  /**
+   * With `exponentialBackoff`: until when the client is held back by its refusals in a row, in ms by the
+   * store's clock; 0 or absent when it is not.
+   */
+  readonly backoffUntilMs?: number;
 }
 
 /** One lease operation on a key (see `createConcurrencyLimiter`). */

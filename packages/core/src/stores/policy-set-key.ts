@@ -28,9 +28,19 @@ export function policySetKey(policies: readonly ResolvedPolicy[], ban?: BanRule)
     capacity,
   ]);
   const key = createHash('sha256')
-    .update(JSON.stringify(ban === undefined ? shape : [shape, ban.after, ban.durationMs]))
+    .update(JSON.stringify(ban === undefined ? shape : [shape, ...ruleShape(ban)]))
     .digest('base64url')
     .slice(0, 12);
   computed.set(ban ?? policies, key);
   return key;
+}
+
+/**
+ * A rule's numbers as its keys are named by: a ban alone as before penalties existed, so its stored
+ * states are still read; a penalty changes the state's layout (a backoff's fields) or its meaning, so
+ * its keys are others.
+ */
+function ruleShape({ after, durationMs, exponentialBackoff, continueExceeding }: BanRule): unknown[] {
+  if (!exponentialBackoff && !continueExceeding) return [after, durationMs];
+  return [after, durationMs, exponentialBackoff === true, continueExceeding === true];
 }

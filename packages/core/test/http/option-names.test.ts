@@ -57,9 +57,17 @@ describe('unknown options', () => {
     expect(() => build({ ...BASE, [option]: 1 } as Options)).toThrow(`unknown option '${option}'; ${hint}`);
   });
 
+  it.each(['continueExceeding', 'exponentialBackoff'])(
+    "takes @fastify/rate-limit's %s as a boolean, and says so for anything else",
+    (option) => {
+      expect(() => build({ ...BASE, [option]: true } as Options)).not.toThrow();
+      expect(() => build({ ...BASE, [option]: 1 } as Options)).toThrow(
+        `@tollgate/test: ${option} must be true or false; got 1`,
+      );
+    },
+  );
+
   it.each([
-    ['continueExceeding', '@fastify/rate-limit'],
-    ['exponentialBackoff', '@fastify/rate-limit'],
     ['blacklist', 'koa-ratelimit'],
     ['inMemoryBlockDuration', 'rate-limiter-flexible'],
     ['execEvenly', 'rate-limiter-flexible'],

@@ -45,7 +45,7 @@ function check(
 }
 
 describe('the settle script’s ARGV', () => {
-  it('writes a policy set as n, then code, fields, limit, windowMs, capacityUnits per policy, then the ban', () => {
+  it('writes a policy set as n, then code, fields, limit, windowMs, capacityUnits per policy, then the ban and the penalties', () => {
     expect(policySetArgs(two, ban)).toEqual([
       '2',
       '1',
@@ -60,8 +60,11 @@ describe('the settle script’s ARGV', () => {
       '10000',
       '3',
       '60000',
+      '0',
     ]);
-    expect(policySetArgs(one, undefined)).toEqual(['1', '1', '2', '10', '1000', '10000', '0', '0']);
+    expect(policySetArgs(one, undefined)).toEqual(['1', '1', '2', '10', '1000', '10000', '0', '0', '0']);
+    const penalties = { after: 0, durationMs: 0, exponentialBackoff: true, continueExceeding: true };
+    expect(policySetArgs(one, penalties).slice(-3)).toEqual(['0', '0', '3']);
   });
 
   it('sends each set and each kind once, and names no check’s kind when there is one kind', () => {

@@ -13,6 +13,12 @@ export const FIXED_WINDOW_LUA: AlgorithmLua = {
     st[o + 1] + cost <= limit`,
   apply: `
     st[o + 1] = max(0, st[o + 1] - sign * cost)`,
+  wait: `
+    if cost > limit then return -1 end
+    return st[o + 1] + cost <= limit and 0 or max(0, st[o] + window - now)`,
+  restart: `
+    -- The window starts again now, its count kept: the client waits a whole window from its last knock.
+    if cost <= limit then st[o] = now end`,
   idle: `
     st[o + 1] > 0 and st[o] + window - now or 0`,
 };

@@ -35,6 +35,17 @@ export const fixedWindow: Algorithm = {
     st[o + 1] = Math.max(0, (st[o + 1] as number) - sign * cost);
   },
 
+  waitMs(policy, st, o, cost, nowMs) {
+    const { limit, windowMs } = policy;
+    if (cost > limit) return undefined;
+    return (st[o + 1] ?? 0) + cost <= limit ? 0 : Math.max(0, (st[o] ?? 0) + windowMs - nowMs);
+  },
+
+  restart(policy, st, o, cost, nowMs) {
+    // The window starts again now, its count kept: the client waits a whole window from its last knock.
+    if (cost <= policy.limit) st[o] = nowMs;
+  },
+
   idleMs(policy, st, o, nowMs) {
     const count = st[o + 1] as number;
     return count > 0 ? (st[o] as number) + policy.windowMs - nowMs : 0;
@@ -56,7 +67,7 @@ export const fixedWindow: Algorithm = {
       resetMs: count > 0 ? endMs : 0,
       // Within the window no more than `remaining` may be used; at its end the count starts over.
       nextTokenMs: endMs,
-      retryAfterMs: cost > limit ? undefined : count + cost <= limit ? 0 : endMs,
+      retryAfterMs: fixedWindow.waitMs(policy, st, o, cost, nowMs),
       nearLimit: isNearLimit(policy, remaining),
     };
   },

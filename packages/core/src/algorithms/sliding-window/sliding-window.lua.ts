@@ -22,6 +22,26 @@ export const SLIDING_WINDOW_LUA: AlgorithmLua = {
     st[o + 1] * (window - min(window, max(0, now - st[o]))) + (st[o + 2] + cost) * window <= limit * window`,
   apply: `
     st[o + 2] = max(0, st[o + 2] - sign * cost)`,
+  wait: `
+    -- waitUntil() in sliding-window.ts: ms until the estimate times the window is at most allowed.
+    local allowed = (limit - cost) * window
+    if allowed < 0 then return -1 end
+    local start, previous, current = st[o], st[o + 1], st[o + 2]
+    local from = max(now, start)
+    if previous * (window - min(window, max(0, from - start))) + current * window <= allowed then
+      return from - now
+    end
+    local finish = start + window
+    if previous > 0 and allowed - current * window >= 0 then
+      local at = ceil(finish - (allowed - current * window) / previous)
+      if at < finish then return max(at, from) - now end
+    end
+    if current == 0 then return finish - now end
+    return max(finish, ceil(finish + window - allowed / current)) - now`,
+  restart: `
+    -- The refused cost is counted in the current window as if admitted, up to limit: the estimate stays
+    -- full while the client keeps knocking, and empties over the next window once it stops.
+    if cost <= limit then st[o + 2] = min(limit, st[o + 2] + cost) end`,
   idle: `
     st[o + 2] > 0 and st[o] + 2 * window - now
       or st[o + 1] > 0 and st[o] + window - now

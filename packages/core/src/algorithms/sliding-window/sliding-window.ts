@@ -81,6 +81,17 @@ export const slidingWindow: Algorithm = {
     st[o + 2] = Math.max(0, (st[o + 2] as number) - sign * cost);
   },
 
+  waitMs(policy, st, o, cost, nowMs) {
+    const { limit, windowMs } = policy;
+    return waitUntil(windowMs, st, o, (limit - cost) * windowMs, nowMs);
+  },
+
+  restart(policy, st, o, cost) {
+    // The refused cost is counted in the current window as if admitted, up to `limit`: the estimate stays
+    // full while the client keeps knocking, and empties over the next window once it stops.
+    if (cost <= policy.limit) st[o + 2] = Math.min(policy.limit, (st[o + 2] as number) + cost);
+  },
+
   idleMs(policy, st, o, nowMs) {
     const start = st[o] as number;
     if ((st[o + 2] as number) > 0) return start + 2 * policy.windowMs - nowMs;
@@ -101,7 +112,7 @@ export const slidingWindow: Algorithm = {
       remaining,
       resetMs: needed(limit) ?? 0,
       nextTokenMs: needed(remaining + 1) ?? windowMs,
-      retryAfterMs: needed(cost),
+      retryAfterMs: slidingWindow.waitMs(policy, st, o, cost, nowMs),
       nearLimit: isNearLimit(policy, remaining),
     };
   },

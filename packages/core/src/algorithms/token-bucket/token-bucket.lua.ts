@@ -18,6 +18,13 @@ export const TOKEN_BUCKET_LUA: AlgorithmLua = {
     st[o] >= cost * window`,
   apply: `
     st[o] = min(capacity, st[o] + sign * cost * window)`,
+  wait: `
+    if cost * window > capacity then return -1 end
+    return max(0, ceil((cost * window - st[o]) / limit))`,
+  restart: `
+    -- The refused cost is charged as debt, down to one full bucket owed: a client that keeps knocking
+    -- keeps owing, and one that stops is whole again within (capacity + cost) of refill.
+    if cost * window <= capacity then st[o] = max(-capacity, st[o] - cost * window) end`,
   idle: `
     st[o] >= capacity and 0 or st[o + 1] - now + ceil((capacity - st[o]) / limit)`,
 };

@@ -35,16 +35,30 @@ export const tokenBucket: Algorithm = {
     st[o] = Math.min(policy.capacityUnits, (st[o] as number) + sign * cost * policy.windowMs);
   },
 
+  waitMs(policy, st, o, cost) {
+    const costUnits = cost * policy.windowMs;
+    if (costUnits > policy.capacityUnits) return undefined;
+    return Math.max(0, Math.ceil((costUnits - (st[o] ?? 0)) / policy.limit));
+  },
+
+  restart(policy, st, o, cost) {
+    // The refused cost is charged as debt, down to one full bucket owed: a client that keeps knocking
+    // keeps owing, and one that stops is whole again within (capacity + cost) of refill.
+    const costUnits = cost * policy.windowMs;
+    if (costUnits <= policy.capacityUnits) {
+      st[o] = Math.max(-policy.capacityUnits, (st[o] as number) - costUnits);
+    }
+  },
+
   idleMs(policy, st, o, nowMs) {
     const level = st[o] as number;
     if (level >= policy.capacityUnits) return 0;
     return (st[o + 1] as number) - nowMs + Math.ceil((policy.capacityUnits - level) / policy.limit);
   },
 
-  describe(policy, st, o, cost) {
+  describe(policy, st, o, cost, nowMs) {
     const level = st[o] ?? 0;
     const { name, limit, windowMs, capacity, capacityUnits } = policy;
-    const costUnits = cost * windowMs;
     // A bucket in debt (a penalty) has nothing left, not a negative amount.
     const remaining = Math.max(0, Math.floor(level / windowMs));
     return {
@@ -56,8 +70,7 @@ export const tokenBucket: Algorithm = {
       remaining,
       resetMs: Math.ceil((capacityUnits - level) / limit),
       nextTokenMs: Math.ceil(((remaining + 1) * windowMs - level) / limit),
-      retryAfterMs:
-        costUnits > capacityUnits ? undefined : Math.max(0, Math.ceil((costUnits - level) / limit)),
+      retryAfterMs: tokenBucket.waitMs(policy, st, o, cost, nowMs),
       nearLimit: isNearLimit(policy, remaining),
     };
   },

@@ -5,7 +5,7 @@ import { resolvePoliciesFor } from '../../algorithms/policies.js';
 import { ALGORITHM_NAMES } from '../../algorithms/registry.js';
 import { type DenyCacheOptions, denyCacheSettings } from '../../limiter/deny-cache.js';
 import { type InsuranceOptions, insuranceSettings } from '../../limiter/insurance.js';
-import { type BanOptions, banRule } from '../../limiter/limiter.js';
+import { type BanOptions, banRule, penaltyFlag } from '../../limiter/limiter.js';
 import { limitOrZero } from '../../limiter/zero-limit.js';
 import type { AlgorithmName, Policy } from '../../model/policy.js';
 import type { Store } from '../../model/store.js';
@@ -226,6 +226,22 @@ export const OPTION_TABLE = {
     check(value, { what }): BanOptions | undefined {
       banRule(value, what);
       return ownOptions(value) as BanOptions | undefined;
+    },
+  },
+  exponentialBackoff: {
+    doc: "each refusal in a row doubles the wait before the next admission (1×, 2×, 4× the policies' wait at the first, up to 1024×), shown in `Retry-After`; an admitted request ends the streak: @fastify/rate-limit's `exponentialBackoff`",
+    type: '`boolean`',
+    default: '`false`',
+    check(value, { what }): boolean {
+      return penaltyFlag(value, what);
+    },
+  },
+  continueExceeding: {
+    doc: "a refused request restarts each policy it did not fit (a fixed window starts again, a token bucket is charged the cost as debt down to one bucket owed, a sliding window counts it up to `limit`), so a client that keeps knocking stays out: @fastify/rate-limit's `continueExceeding`",
+    type: '`boolean`',
+    default: '`false`',
+    check(value, { what }): boolean {
+      return penaltyFlag(value, what);
     },
   },
   store: {

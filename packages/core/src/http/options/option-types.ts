@@ -169,6 +169,20 @@ export interface RateLimitOptions<Req, Res = unknown> {
    */
   ban?: BanOptions;
   /**
+   * Each refusal in a row (no request admitted in between) doubles the wait before the next admission:
+   * 1×, 2×, 4× the policies' wait at the first refusal, up to 1024×. While it lasts every request is
+   * refused (and doubles it again); an admitted one ends the streak. Shown in `Retry-After` and the
+   * `RateLimit` header's `t`. @fastify/rate-limit's `exponentialBackoff`. Default: `false`.
+   */
+  exponentialBackoff?: boolean;
+  /**
+   * A refused request restarts each policy it did not fit, so a client that keeps knocking stays out: a
+   * fixed window starts again at the refusal (its count kept), a token bucket is charged the cost as
+   * debt (down to one full bucket owed), a sliding window counts it in its current window (up to
+   * `limit`). @fastify/rate-limit's `continueExceeding`. Default: `false`.
+   */
+  continueExceeding?: boolean;
+  /**
    * The longest a check waits for a store that gives no answer before it takes `onStoreError`. Time this
    * process spends busy does not count. Default: `'1s'`. `false`: no limit.
    */

@@ -5,7 +5,6 @@
  */
 import type { NameHint } from '../../support/unknown-names.js';
 
-const FASTIFY = '@fastify/rate-limit';
 const KOA = 'koa-ratelimit';
 const FLEXIBLE = 'rate-limiter-flexible';
 
@@ -90,17 +89,6 @@ export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameH
   ['validate', { use: 'warnings (false, or { [code]: false })' }],
   ['logLevel', { use: 'logger' }],
   ['onBanReach', { use: `onExceeded (a banned request's info.decision.reason is 'banned')` }],
-  [
-    'continueExceeding',
-    notSupported(FASTIFY, 'a denied request is not charged, so it never extends the wait'),
-  ],
-  [
-    'exponentialBackoff',
-    notSupported(
-      FASTIFY,
-      `waits do not grow step by step; ${BAN} holds back a client that keeps knocking, and penalty() makes it owe`,
-    ),
-  ],
   ['blacklist', notSupported(KOA, 'refuse such requests in a middleware before the limiter')],
   ['blockDuration', { use: `${BAN}; blockDuration is { after: 1, duration }` }],
   ['blockOnConsumed', { use: `${BAN}; blockOnConsumed is { after: 1, duration }` }],

@@ -94,6 +94,8 @@ function binder<Req>(
           ...(config.insurance ? { insurance: config.insurance } : {}),
           ...(config.denyCache !== undefined ? { denyCache: config.denyCache } : {}),
           ...(config.ban ? { ban: config.ban } : {}),
+          ...(config.exponentialBackoff ? { exponentialBackoff: true } : {}),
+          ...(config.continueExceeding ? { continueExceeding: true } : {}),
         });
     const writeHeaders = headerWriter(limiter.policies);
     // A degraded decision is the insurance's: its headers advertise the insurance's own quota.

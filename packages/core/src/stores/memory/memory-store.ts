@@ -117,8 +117,10 @@ export class MemoryStore implements Store {
   /** {@inheritDoc Store.update} */
   async update(request: BucketRequest): Promise<BucketResult> {
     const nowMs = this.#checkedNow();
-    const { applied, bannedUntilMs } = this.#settle(request, nowMs);
-    return { applied, nowMs, states: policyStates(request.policies, this.#work), bannedUntilMs };
+    const { applied, bannedUntilMs, backoffUntilMs } = this.#settle(request, nowMs);
+    const states = policyStates(request.policies, this.#work);
+    if (!request.ban?.exponentialBackoff) return { applied, nowMs, states, bannedUntilMs };
+    return { applied, nowMs, states, bannedUntilMs, backoffUntilMs };
   }
 
   /**
@@ -127,8 +129,9 @@ export class MemoryStore implements Store {
    */
   [decideAtOnce](request: BucketRequest): Decision {
     const nowMs = this.#checkedNow();
-    const { applied, bannedUntilMs } = this.#settle(request, nowMs);
-    return decideFields(request.policies, this.#work, applied, nowMs, bannedUntilMs, request.cost);
+    const { applied, bannedUntilMs, backoffUntilMs } = this.#settle(request, nowMs);
+    const { policies, cost } = request;
+    return decideFields(policies, this.#work, applied, nowMs, bannedUntilMs, backoffUntilMs, cost);
   }
 
   /** Settles `request` at `nowMs`, leaving the key's states in `#work`. */
@@ -143,7 +146,8 @@ export class MemoryStore implements Store {
     if (keepMs === 0) {
       if (slot !== undefined) this.#forget(slot);
     } else if (keepMs !== undefined) {
-      const exhausted = refusesAgain(policies, work, cost, nowMs, settled.bannedUntilMs);
+      const heldUntilMs = Math.max(settled.bannedUntilMs, settled.backoffUntilMs);
+      const exhausted = refusesAgain(policies, work, cost, nowMs, heldUntilMs);
       if (slot === undefined) {
         slot = this.#insert(table, key, nowMs + keepMs, exhausted, nowMs);
       } else {

@@ -10,7 +10,7 @@
  * lua:write` rewrites the committed file.
  *
  * Redis runs the script's whole body on every call, and in its Lua each table and closure made costs
- * about a tenth of a microsecond and more in garbage collection: the algorithms' steps are four functions
+ * about a tenth of a microsecond and more in garbage collection: the algorithms' steps are functions
  * that branch on the algorithm's code, not tables of closures, and a check makes no table of its own
  * (commit 7321e3d; EVALSHA time per check, Redis 7.0, commandstats, medians of 5 interleaved rounds: one
  * check per call 21.9 → 19.1 µs; 27 checks on one key 3.41 → 2.99 µs; 27 checks on 27 keys 7.27 → 7.12 µs).
@@ -18,16 +18,18 @@
  * A check takes one of three paths, and each holds every algorithm's steps (so each algorithm's body is
  * in the script three times). Both fast paths are kept for a measured reason, written beside each in
  * `fast-paths.ts`:
- * - `settle`, the held path: the general one (several policies, a ban, a key that comes more than once in
- *   the batch), the algorithms' steps as the four functions `operation()` makes. Its functions are made
- *   only in a call that takes it (commit 85d9b48, with a one-policy set made at its full size: a call of
- *   one check on a new key, 12.19 → 10.75 µs of Redis's time, `redis-benchmark`, 7 rounds).
- * - `settleOne`: one policy and no ban, on a held key: steps inlined, fields in locals (a fifth less of
- *   Redis's time per check).
+ * - `settle`, the held path: the general one (several policies, a ban or a penalty, a key that comes
+ *   more than once in the batch), the algorithms' steps as the functions `operation()` makes (the
+ *   penalties' two only in a call that has a set with one). Its functions are made only in a call that
+ *   takes it (commit 85d9b48, with a one-policy set made at its full size: a call of one check on a new
+ *   key, 12.19 → 10.75 µs of Redis's time, `redis-benchmark`, 7 rounds).
+ * - `settleOne`: one policy and no ban or penalty, on a held key: steps inlined, fields in locals (a
+ *   fifth less of Redis's time per check).
  * - `settleAlone`: `settleOne` for a key that comes once in its batch, with no held copy (6–12% less of
  *   Redis's time per check across 10k keys).
  */
 import type { AlgorithmLua } from '../../../algorithms/algorithm.js';
+import { BACKOFF_LUA } from '../../../algorithms/backoff/backoff.lua.js';
 import { BAN_LUA } from '../../../algorithms/ban/ban.lua.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
 import { settleAlone, settleOne } from './fast-paths.js';
@@ -60,13 +62,15 @@ local function reply(x)
 end
 
 -- sets[s] = { code, fields, limit, window, capacity, (and so on for each policy) }, with .ban =
--- { after, duration } or nil, .fields, how many numbers its stored state has, and .one, whether it is one
--- policy and no ban. banned: whether some set has a ban.
-local argv, sets, a, banned = ARGV, {}, 2, false
+-- { after, duration } or nil, .backoff and .restart (exponentialBackoff, continueExceeding), .rule
+-- (whether a refusal is written: any of the three), .fields, how many numbers its stored state has, and
+-- .one, whether it is one policy and none of the three. banned, backedOff, penalized: whether some set
+-- has a ban, a backoff, either penalty.
+local argv, sets, a, banned, backedOff, penalized = ARGV, {}, 2, false, false, false
 for s = 1, tonumber(argv[1]) do
   local last = a + 5 * tonumber(argv[a])
-  local after, set = tonumber(argv[last + 1]), nil
-  if last == a + 5 and after == 0 then
+  local after, penalties, set = tonumber(argv[last + 1]), tonumber(argv[last + 3]), nil
+  if last == a + 5 and after == 0 and penalties == 0 then
     -- The commonest set, made at its full size: a table that grows costs Redis more than filling it.
     set = { tonumber(argv[a + 1]), tonumber(argv[a + 2]), tonumber(argv[a + 3]), tonumber(argv[a + 4]),
       tonumber(argv[a + 5]), fields = 0, one = true }
@@ -81,10 +85,14 @@ for s = 1, tonumber(argv[1]) do
       banned = true
       fields = fields + 2
     end
+    set.backoff, set.restart = penalties % 2 == 1, penalties >= 2
+    set.rule = after > 0 or penalties > 0
+    if set.backoff then fields = fields + 3 end
+    backedOff, penalized = backedOff or set.backoff, penalized or penalties > 0
     set.fields = fields
   end
   sets[s] = set
-  a = last + 3
+  a = last + 4
 end
 
 -- The server's clock, read once for the whole batch when some check asks for it.
@@ -106,8 +114,8 @@ local function refused(err)
 end
 ${settleAlone()}
 -- The held path: for a key that comes more than once in the batch, and for a set of more than one policy
--- or with a ban. Its functions are made only when a check takes it (heldPath() returns its settle), since
--- Redis makes each function of the script anew on every call.
+-- or with a ban or a penalty. Its functions are made only when a check takes it (heldPath() returns its
+-- settle), since Redis makes each function of the script anew on every call.
 --
 -- Every key of the batch is read once and written once. A key the held path takes is held: held[key]
 -- keeps its state between its checks as Redis would hold it, the fields themselves (held[key][1..]), and
@@ -122,16 +130,58 @@ held = {}
 ${operation('current', 'st, o, stored, now')}${operation('fits', 'st, o, cost, now')}${operation('apply', 'st, o, cost, sign')}${operation('idle', 'st, o, now')}${BAN_LUA}
 -- BAN: the ban's steps, when some set has a ban.
 local BAN = banned and banSteps()
+${BACKOFF_LUA}
+-- BACKOFF: the backoff's steps, when some set has one.
+local BACKOFF = backedOff and backoffSteps()
 
--- The answer of a check: applied, the first \`last\` state fields (the policies'), and when its ban ends
--- (nil: its set has no ban).
-local function answer(applied, st, last, bannedUntil)
+-- The algorithms' steps for penalties, restart (continueExceeding) and wait (exponentialBackoff), made
+-- only when some set has one.
+local function penaltySteps()
+${operation('restart', 'st, o, cost, now')}${operation('wait', 'st, o, cost, now')}
+return restart, wait
+end
+local restart, wait
+if penalized then restart, wait = penaltySteps() end
+
+-- The answer of a check: applied, the first \`last\` state fields (the policies'), when its ban ends (nil:
+-- its set has no ban), and until when its backoff holds the client back (nil: its set has none).
+local function answer(applied, st, last, bannedUntil, backoffUntil)
   answers[n + 1] = applied
   for k = 1, last do answers[n + 1 + k] = reply(st[k]) end
   n = n + last + 1
   if bannedUntil then
     n = n + 1
     answers[n] = reply(bannedUntil)
+  end
+  if backoffUntil then
+    n = n + 1
+    answers[n] = reply(backoffUntil)
+  end
+end
+
+-- A refused consume under its set's rule, its ban's state at o and its backoff's at b: refusedBy() in
+-- settle.ts, step for step.
+local function refusedBy(set, st, o, b, cost, now)
+  if set.ban then BAN.refused(set.ban, st, o, now) end
+  if set.restart then
+    local q = 1
+    for i = 1, #set, 5 do
+      local code, limit, window, capacity = set[i], set[i + 2], set[i + 3], set[i + 4]
+      if not fits(code, limit, window, capacity, st, q, cost, now) then
+        restart(code, limit, window, capacity, st, q, cost, now)
+      end
+      q = q + set[i + 1]
+    end
+  end
+  if set.backoff then
+    -- The policies' wait as the restarts left it; -1: the cost is more than some policy holds.
+    local waited, q = 0, 1
+    for i = 1, #set, 5 do
+      local w = wait(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, cost, now)
+      if w < 0 or waited < 0 then waited = -1 else waited = max(waited, w) end
+      q = q + set[i + 1]
+    end
+    if waited >= 0 then BACKOFF.refused(st, b, now, waited) end
   end
 end
 ${settleOne()}
@@ -166,7 +216,8 @@ local function settle(key, set, now, cost, mode)
   local h = hold(key)
   if h.err then return refused(h.err) end
   if set.one then return settleOne(h, set, now, cost, mode) end
-  -- st: every policy's state fields, then the ban's, brought to now; fitting: whether cost fits.
+  -- st: every policy's state fields, then the ban's, then the backoff's, brought to now; fitting: whether
+  -- cost fits.
   local stored, fitting, o = h.stored, true, 1
   if stored then for k = 1, set.fields do st[k] = h[k] end end
   for i = 1, #set, 5 do
@@ -175,19 +226,23 @@ local function settle(key, set, now, cost, mode)
     if fitting and not fits(code, limit, window, capacity, st, o, cost, now) then fitting = false end
     o = o + set[i + 1]
   end
-  local last, ban = o - 1, set.ban
+  local last, ban, backoff = o - 1, set.ban, set.backoff
+  local b = ban and o + 2 or o -- where the backoff's fields begin
+  if backoff then BACKOFF.current(st, b, stored) end
   if ban then BAN.current(st, o, stored, now) end
   local check = mode == 'consume' or mode == 'peek'
-  if ban and check and BAN.banned(st, o, now) then return answer(0, st, last, st[o + 1]) end
-  if mode == 'peek' or (mode == 'consume' and not fitting and not ban) then
-    return answer(fitting and 1 or 0, st, last, ban and 0)
+  if ban and check and BAN.banned(st, o, now) then return answer(0, st, last, st[o + 1], backoff and st[b + 1]) end
+  -- Held back: refused whatever the policies say, and (for a consume) one more refusal in the row.
+  if check and backoff and st[b + 1] > now then fitting = false end
+  if mode == 'peek' or (mode == 'consume' and not fitting and not set.rule) then
+    return answer(fitting and 1 or 0, st, last, ban and 0, backoff and st[b + 1])
   end
 
   local applied = 1
   if mode == 'consume' and not fitting then
-    -- A refusal changes nothing but the ban's count; the policies are written as they stand now.
+    -- A refusal changes nothing but what the rule says; the policies are written as they stand now.
     applied = 0
-    BAN.refused(ban, st, o, now)
+    refusedBy(set, st, o, b, cost, now)
   else
     local sign, q = mode == 'refund' and 1 or -1, 1
     for i = 1, #set, 5 do
@@ -195,6 +250,7 @@ local function settle(key, set, now, cost, mode)
       q = q + set[i + 1]
     end
     if ban and mode == 'consume' then BAN.admitted(st, o) end
+    if backoff and mode == 'consume' then BACKOFF.admitted(st, b) end
   end
   -- Kept until every state says no more than a fresh one; deleted when they already do.
   local quiet, q = 0, 1
@@ -207,12 +263,13 @@ local function settle(key, set, now, cost, mode)
     quiet = max(quiet, BAN.idle(st, o, now))
     bannedUntil = st[o + 1]
   end
+  if backoff then quiet = max(quiet, BACKOFF.idle(st, b, now)) end
   h.dirty, h.stored = true, quiet > 0
   if quiet > 0 then
     for k = 1, set.fields do h[k] = st[k] end
     h.n, h.px = set.fields, quiet
   end
-  return answer(applied, st, last, ban and bannedUntil)
+  return answer(applied, st, last, ban and bannedUntil, backoff and st[b + 1])
 end
 
 return settle
@@ -310,6 +367,7 @@ export const SETTLE_LUA = \`${escaped}\`;
 /** One of the algorithms' steps as one Lua function, branching on the algorithm's code. */
 function operation(name: keyof AlgorithmLua, params: string): string {
   const returns = name === 'fits' || name === 'idle' ? 'return ' : ''; // their bodies are expressions
+  // \`wait\`'s bodies return themselves, and Lua allows no statement after a return: each branch's own.
   const branches = [...ALGORITHM_LUA].map(
     ([{ code }, lua], i) =>
       `${i === 0 ? 'if' : 'elseif'} code == ${code} then\n    ${returns}${lua[name].trim()}\n  `,

@@ -25,13 +25,15 @@ local function reply(x)
 end
 
 -- sets[s] = { code, fields, limit, window, capacity, (and so on for each policy) }, with .ban =
--- { after, duration } or nil, .fields, how many numbers its stored state has, and .one, whether it is one
--- policy and no ban. banned: whether some set has a ban.
-local argv, sets, a, banned = ARGV, {}, 2, false
+-- { after, duration } or nil, .backoff and .restart (exponentialBackoff, continueExceeding), .rule
+-- (whether a refusal is written: any of the three), .fields, how many numbers its stored state has, and
+-- .one, whether it is one policy and none of the three. banned, backedOff, penalized: whether some set
+-- has a ban, a backoff, either penalty.
+local argv, sets, a, banned, backedOff, penalized = ARGV, {}, 2, false, false, false
 for s = 1, tonumber(argv[1]) do
   local last = a + 5 * tonumber(argv[a])
-  local after, set = tonumber(argv[last + 1]), nil
-  if last == a + 5 and after == 0 then
+  local after, penalties, set = tonumber(argv[last + 1]), tonumber(argv[last + 3]), nil
+  if last == a + 5 and after == 0 and penalties == 0 then
     -- The commonest set, made at its full size: a table that grows costs Redis more than filling it.
     set = { tonumber(argv[a + 1]), tonumber(argv[a + 2]), tonumber(argv[a + 3]), tonumber(argv[a + 4]),
       tonumber(argv[a + 5]), fields = 0, one = true }
@@ -46,10 +48,14 @@ for s = 1, tonumber(argv[1]) do
       banned = true
       fields = fields + 2
     end
+    set.backoff, set.restart = penalties % 2 == 1, penalties >= 2
+    set.rule = after > 0 or penalties > 0
+    if set.backoff then fields = fields + 3 end
+    backedOff, penalized = backedOff or set.backoff, penalized or penalties > 0
     set.fields = fields
   end
   sets[s] = set
-  a = last + 3
+  a = last + 4
 end
 
 -- The server's clock, read once for the whole batch when some check asks for it.
@@ -185,8 +191,8 @@ local function settleAlone(key, set, now, cost, mode)
 end
 
 -- The held path: for a key that comes more than once in the batch, and for a set of more than one policy
--- or with a ban. Its functions are made only when a check takes it (heldPath() returns its settle), since
--- Redis makes each function of the script anew on every call.
+-- or with a ban or a penalty. Its functions are made only when a check takes it (heldPath() returns its
+-- settle), since Redis makes each function of the script anew on every call.
 --
 -- Every key of the batch is read once and written once. A key the held path takes is held: held[key]
 -- keeps its state between its checks as Redis would hold it, the fields themselves (held[key][1..]), and
@@ -277,15 +283,115 @@ end
 -- BAN: the ban's steps, when some set has a ban.
 local BAN = banned and banSteps()
 
--- The answer of a check: applied, the first \`last\` state fields (the policies'), and when its ban ends
--- (nil: its set has no ban).
-local function answer(applied, st, last, bannedUntil)
+local function backoffSteps()
+  return {
+    current = function(st, b, stored)
+      if not stored then st[b], st[b + 1], st[b + 2] = 0, 0, 0 end
+    end,
+    refused = function(st, b, now, wait)
+      local refusals = st[b]
+      local base = refusals == 0 and wait or st[b + 2]
+      st[b] = min(refusals + 1, 10)
+      st[b + 1] = max(st[b + 1], now + base * 2 ^ refusals)
+      st[b + 2] = base
+    end,
+    admitted = function(st, b) st[b], st[b + 1], st[b + 2] = 0, 0, 0 end,
+    idle = function(st, b, now) return max(0, st[b + 1] - now) end,
+  }
+end
+
+-- BACKOFF: the backoff's steps, when some set has one.
+local BACKOFF = backedOff and backoffSteps()
+
+-- The algorithms' steps for penalties, restart (continueExceeding) and wait (exponentialBackoff), made
+-- only when some set has one.
+local function penaltySteps()
+
+local function restart(code, limit, window, capacity, st, o, cost, now)
+  if code == 1 then
+    -- The refused cost is charged as debt, down to one full bucket owed: a client that keeps knocking
+    -- keeps owing, and one that stops is whole again within (capacity + cost) of refill.
+    if cost * window <= capacity then st[o] = max(-capacity, st[o] - cost * window) end
+  elseif code == 2 then
+    -- The window starts again now, its count kept: the client waits a whole window from its last knock.
+    if cost <= limit then st[o] = now end
+  elseif code == 3 then
+    -- The refused cost is counted in the current window as if admitted, up to limit: the estimate stays
+    -- full while the client keeps knocking, and empties over the next window once it stops.
+    if cost <= limit then st[o + 2] = min(limit, st[o + 2] + cost) end
+  end
+end
+
+local function wait(code, limit, window, capacity, st, o, cost, now)
+  if code == 1 then
+    if cost * window > capacity then return -1 end
+    return max(0, ceil((cost * window - st[o]) / limit))
+  elseif code == 2 then
+    if cost > limit then return -1 end
+    return st[o + 1] + cost <= limit and 0 or max(0, st[o] + window - now)
+  elseif code == 3 then
+    -- waitUntil() in sliding-window.ts: ms until the estimate times the window is at most allowed.
+    local allowed = (limit - cost) * window
+    if allowed < 0 then return -1 end
+    local start, previous, current = st[o], st[o + 1], st[o + 2]
+    local from = max(now, start)
+    if previous * (window - min(window, max(0, from - start))) + current * window <= allowed then
+      return from - now
+    end
+    local finish = start + window
+    if previous > 0 and allowed - current * window >= 0 then
+      local at = ceil(finish - (allowed - current * window) / previous)
+      if at < finish then return max(at, from) - now end
+    end
+    if current == 0 then return finish - now end
+    return max(finish, ceil(finish + window - allowed / current)) - now
+  end
+end
+
+return restart, wait
+end
+local restart, wait
+if penalized then restart, wait = penaltySteps() end
+
+-- The answer of a check: applied, the first \`last\` state fields (the policies'), when its ban ends (nil:
+-- its set has no ban), and until when its backoff holds the client back (nil: its set has none).
+local function answer(applied, st, last, bannedUntil, backoffUntil)
   answers[n + 1] = applied
   for k = 1, last do answers[n + 1 + k] = reply(st[k]) end
   n = n + last + 1
   if bannedUntil then
     n = n + 1
     answers[n] = reply(bannedUntil)
+  end
+  if backoffUntil then
+    n = n + 1
+    answers[n] = reply(backoffUntil)
+  end
+end
+
+-- A refused consume under its set's rule, its ban's state at o and its backoff's at b: refusedBy() in
+-- settle.ts, step for step.
+local function refusedBy(set, st, o, b, cost, now)
+  if set.ban then BAN.refused(set.ban, st, o, now) end
+  if set.restart then
+    local q = 1
+    for i = 1, #set, 5 do
+      local code, limit, window, capacity = set[i], set[i + 2], set[i + 3], set[i + 4]
+      if not fits(code, limit, window, capacity, st, q, cost, now) then
+        restart(code, limit, window, capacity, st, q, cost, now)
+      end
+      q = q + set[i + 1]
+    end
+  end
+  if set.backoff then
+    -- The policies' wait as the restarts left it; -1: the cost is more than some policy holds.
+    local waited, q = 0, 1
+    for i = 1, #set, 5 do
+      local w = wait(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, cost, now)
+      if w < 0 or waited < 0 then waited = -1 else waited = max(waited, w) end
+      q = q + set[i + 1]
+    end
+    if waited >= 0 then BACKOFF.refused(st, b, now, waited) end
   end
 end
 
@@ -398,7 +504,8 @@ local function settle(key, set, now, cost, mode)
   local h = hold(key)
   if h.err then return refused(h.err) end
   if set.one then return settleOne(h, set, now, cost, mode) end
-  -- st: every policy's state fields, then the ban's, brought to now; fitting: whether cost fits.
+  -- st: every policy's state fields, then the ban's, then the backoff's, brought to now; fitting: whether
+  -- cost fits.
   local stored, fitting, o = h.stored, true, 1
   if stored then for k = 1, set.fields do st[k] = h[k] end end
   for i = 1, #set, 5 do
@@ -407,19 +514,23 @@ local function settle(key, set, now, cost, mode)
     if fitting and not fits(code, limit, window, capacity, st, o, cost, now) then fitting = false end
     o = o + set[i + 1]
   end
-  local last, ban = o - 1, set.ban
+  local last, ban, backoff = o - 1, set.ban, set.backoff
+  local b = ban and o + 2 or o -- where the backoff's fields begin
+  if backoff then BACKOFF.current(st, b, stored) end
   if ban then BAN.current(st, o, stored, now) end
   local check = mode == 'consume' or mode == 'peek'
-  if ban and check and BAN.banned(st, o, now) then return answer(0, st, last, st[o + 1]) end
-  if mode == 'peek' or (mode == 'consume' and not fitting and not ban) then
-    return answer(fitting and 1 or 0, st, last, ban and 0)
+  if ban and check and BAN.banned(st, o, now) then return answer(0, st, last, st[o + 1], backoff and st[b + 1]) end
+  -- Held back: refused whatever the policies say, and (for a consume) one more refusal in the row.
+  if check and backoff and st[b + 1] > now then fitting = false end
+  if mode == 'peek' or (mode == 'consume' and not fitting and not set.rule) then
+    return answer(fitting and 1 or 0, st, last, ban and 0, backoff and st[b + 1])
   end
 
   local applied = 1
   if mode == 'consume' and not fitting then
-    -- A refusal changes nothing but the ban's count; the policies are written as they stand now.
+    -- A refusal changes nothing but what the rule says; the policies are written as they stand now.
     applied = 0
-    BAN.refused(ban, st, o, now)
+    refusedBy(set, st, o, b, cost, now)
   else
     local sign, q = mode == 'refund' and 1 or -1, 1
     for i = 1, #set, 5 do
@@ -427,6 +538,7 @@ local function settle(key, set, now, cost, mode)
       q = q + set[i + 1]
     end
     if ban and mode == 'consume' then BAN.admitted(st, o) end
+    if backoff and mode == 'consume' then BACKOFF.admitted(st, b) end
   end
   -- Kept until every state says no more than a fresh one; deleted when they already do.
   local quiet, q = 0, 1
@@ -439,12 +551,13 @@ local function settle(key, set, now, cost, mode)
     quiet = max(quiet, BAN.idle(st, o, now))
     bannedUntil = st[o + 1]
   end
+  if backoff then quiet = max(quiet, BACKOFF.idle(st, b, now)) end
   h.dirty, h.stored = true, quiet > 0
   if quiet > 0 then
     for k = 1, set.fields do h[k] = st[k] end
     h.n, h.px = set.fields, quiet
   end
-  return answer(applied, st, last, ban and bannedUntil)
+  return answer(applied, st, last, ban and bannedUntil, backoff and st[b + 1])
 end
 
 return settle

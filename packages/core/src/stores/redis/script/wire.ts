@@ -6,12 +6,13 @@
  *
  * KEYS[c]   the states of check c's policies: a string of numbers joined by ':', each policy's fields in
  *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's
- *           two. Missing: all fresh. (On a Cluster, one batch is one slot.) A key may come more than once:
+ *           two, then, with exponentialBackoff, the backoff's three (`algorithms/backoff/backoff.ts`). Missing: all fresh. (On a Cluster, one batch is one slot.) A key may come more than once:
  *           its checks are decided in order, each seeing the one before, and it is read and written once.
  * ARGV      the policy sets, then the kinds of check, then the checks:
  *   S                          how many policy sets follow
  *   per set: n, then per policy: algorithm code, its state's field count, limit, windowMs, capacityUnits;
- *            then the ban: refusals in a row that start one (0: no ban), and how long it lasts in ms
+ *            then the ban: refusals in a row that start one (0: no ban), and how long it lasts in ms;
+ *            then the penalties: 1 for exponentialBackoff + 2 for continueExceeding (0: neither)
  *   K                          how many kinds follow: checks of a batch are mostly alike, so what they
  *                              share is sent, and read, once
  *   per kind: set (1-based), now, deadline, cost, mode
@@ -24,7 +25,8 @@
  * Returns one flat array (a table per check would cost Redis about a tenth of the check): each kind's
  * now, then the checks' answers one after another, each starting with its status:
  *   1 or 0     applied or not, then every policy's state fields, then, if its set has a ban, when the
- *              client's ban ends (0: not banned)
+ *              client's ban ends (0: not banned), then, with exponentialBackoff, until when the client is
+ *              held back (0 or past: it is not)
  *   -1         (EXPIRED) alone: the check ran after its deadline and changed nothing
  *   -2, error  (REFUSED) Redis refused the check's key (a key of another type, no memory to write) and it
  *              changed nothing: scripts do not roll back, so one bad key must not fail the others' checks
@@ -70,14 +72,18 @@ export interface ScriptCheck {
   readonly timeoutMs: number | undefined;
 }
 
-/** `n, code, fields, limit, windowMs, capacityUnits, …, banAfter, banMs`: a policy set as the script reads it. */
+/**
+ * `n, code, fields, limit, windowMs, capacityUnits, …, banAfter, banMs, penalties`: a policy set as the
+ * script reads it.
+ */
 export function policySetArgs(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): string[] {
   const args = [String(policies.length)];
   for (const p of policies) {
     const { code, fields } = ALGORITHMS[p.algorithm];
     args.push(String(code), String(fields), String(p.limit), String(p.windowMs), String(p.capacityUnits));
   }
-  args.push(String(ban?.after ?? 0), String(ban?.durationMs ?? 0));
+  const penalties = (ban?.exponentialBackoff ? 1 : 0) + (ban?.continueExceeding ? 2 : 0);
+  args.push(String(ban?.after ?? 0), String(ban?.durationMs ?? 0), String(penalties));
   return args;
 }
 
@@ -192,7 +198,8 @@ export function answerLength(
   const status = answerStatus(answers, at);
   if (status === EXPIRED) return 1;
   if (status === REFUSED) return 2;
-  let fields = ban === undefined ? 1 : 2; // applied, and when the ban ends
+  // applied, when the ban ends, until when the backoff holds the client back
+  let fields = 1 + (ban !== undefined && ban.after > 0 ? 1 : 0) + (ban?.exponentialBackoff ? 1 : 0);
   for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
   return fields;
 }
@@ -205,7 +212,7 @@ export function bucketResultOf(
   at: number,
   nowMs: number,
 ): BucketResult {
-  // Each policy's fields, in policy order, then the ban's end.
+  // Each policy's fields, in policy order, then the ban's end, then the backoff's.
   let field = at + 1;
   const states = policies.map((policy) => {
     const { fields } = ALGORITHMS[policy.algorithm];
@@ -214,12 +221,10 @@ export function bucketResultOf(
     field += fields;
     return state;
   });
-  return {
-    applied: answerStatus(answers, at) === 1,
-    nowMs,
-    states,
-    bannedUntilMs: ban === undefined ? 0 : Number(answers[field]),
-  };
+  const applied = answerStatus(answers, at) === 1;
+  const bannedUntilMs = ban !== undefined && ban.after > 0 ? Number(answers[field++]) : 0;
+  if (!ban?.exponentialBackoff) return { applied, nowMs, states, bannedUntilMs };
+  return { applied, nowMs, states, bannedUntilMs, backoffUntilMs: Number(answers[field]) };
 }
 
 /** The lease script's ARGV: now, deadline, mode, lease id, the most leases, a lease's life in ms. */

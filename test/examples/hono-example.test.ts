@@ -3,8 +3,8 @@ import { MemoryStore, RedisStore, type Store } from '@tollgate/core';
 import { createApp } from '@tollgate/example-hono/app';
 import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { listen } from '../frameworks/web-drivers.js';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
-import { listen } from '../http/web-drivers.js';
 
 const redis: Redis = await connectRedis();
 afterAll(() => redis.disconnect());

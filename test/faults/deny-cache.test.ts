@@ -6,10 +6,10 @@
 import { createLimiter, RedisStore } from '@tollgate/core';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { drivers } from '../frameworks/drivers.js';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
 import { manualClock } from '../harness/manual-clock.js';
 import { commandCounts, type RedisProcess, startRedisServer } from '../harness/redis-server.js';
-import { drivers } from '../http/drivers.js';
 
 let server: RedisProcess;
 let client: Redis;

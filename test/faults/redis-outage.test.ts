@@ -6,10 +6,10 @@
 import { RedisStore } from '@tollgate/core';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp, TestResponse } from '../frameworks/app-spec.js';
+import { drivers } from '../frameworks/drivers.js';
 import { connectRedis, untilReady } from '../harness/clients.js';
 import { commandCounts, type RedisProcess, startRedisServer } from '../harness/redis-server.js';
-import type { TestApp, TestResponse } from '../http/app-spec.js';
-import { drivers } from '../http/drivers.js';
 
 let server: RedisProcess;
 let client: Redis;

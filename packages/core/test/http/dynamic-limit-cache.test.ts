@@ -11,7 +11,7 @@ import {
   BOUND_LIMITERS_KEPT,
   type BoundLimiters,
   boundLimiters,
-} from '../../src/http/pipeline/bound-limiters.js';
+} from '../../src/http/pipeline/policy-limiters.js';
 import { type FakeRequest, storeOnClock, TEST_ADAPTER } from './fixtures.js';
 
 /** A request whose customer's limit the app looked up. */

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { OPTION_NAMES } from '../../src/http/options/option-table.js';
 import type { RateLimitOptions } from '../../src/http/options/option-types.js';
-import { PEER_OPTIONS } from '../../src/http/options/peer-options.js';
+import { PEER_OPTIONS } from '../../src/http/options/peer-option-hints.js';
 import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { WARNING_CODES } from '../../src/support/warnings.js';
 import { type FakeRequest, fakeAccess, TEST_ADAPTER } from './fixtures.js';

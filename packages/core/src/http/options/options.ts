@@ -15,7 +15,7 @@ import {
   type OptionName,
 } from './option-table.js';
 import type { AdapterSettings, RateLimitOptions, StoreFailureAnswer } from './option-types.js';
-import { PEER_OPTIONS } from './peer-options.js';
+import { PEER_OPTIONS } from './peer-option-hints.js';
 
 /** The options after validation, with defaults applied: each option as its check in the option table left it. */
 export type ResolvedRateLimitOptions<Req> = Omit<

@@ -25,7 +25,7 @@ import type {
   StoreFailureAnswer,
 } from '../options/option-types.js';
 import { resolveRateLimitOptions } from '../options/options.js';
-import { boundLimiters } from './bound-limiters.js';
+import { boundLimiters } from './policy-limiters.js';
 import { responder } from './respond.js';
 import { responseCounting } from './response-counting.js';
 import { SetupChecks } from './setup-checks.js';

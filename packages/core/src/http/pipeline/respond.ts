@@ -10,7 +10,7 @@ import type { RateLimitOutcome } from '../answer/outcome.js';
 import { refusalStatus } from '../answer/problem.js';
 import { RateLimitError } from '../answer/rate-limit-error.js';
 import type { ResolvedRateLimitOptions } from '../options/options.js';
-import type { BoundLimiter } from './bound-limiters.js';
+import type { BoundLimiter } from './policy-limiters.js';
 import { RequestRateLimit } from './request-rate-limit.js';
 
 /** The headers of an answer that sends none (a dry run, by default): one frozen object for all. */

@@ -38,7 +38,7 @@ function get(port: number): Promise<{ status: number; rateLimit: string | undefi
   });
 }
 
-describe.each(['express', 'fastify', 'koa'])(
+describe.each(['express', 'fastify', 'koa', 'hono', 'nestjs'])(
   '%s, 4 processes on one Redis, event loops starved',
   (framework) => {
     it(`admits exactly the limit of ${REQUESTS} concurrent requests, every answer with headers`, async () => {

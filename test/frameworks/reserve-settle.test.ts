@@ -6,7 +6,7 @@
  * answers included; a failure given back under `skipFailedRequests` is not settled; and a request that
  * brings the budget near its end is told to `onNearLimit`.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
@@ -31,7 +31,10 @@ import Koa2 from 'koa2';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
 import { manualClock } from '../harness/manual-clock.js';
+import { close, listen } from './lifecycle-sockets.js';
 import { settlingStore } from './settling-store.js';
+
+const portOf = (server: Server) => (server.address() as AddressInfo).port;
 
 const redis: Redis = await connectRedis();
 afterAll(() => redis.disconnect());
@@ -102,20 +105,6 @@ interface BudgetApp {
  */
 type Framework = { readonly name: string; build(options: BudgetOptions): Promise<BudgetApp> };
 
-async function listen(
-  handler: Parameters<typeof createServer>[1],
-): Promise<{ server: Server; port: number }> {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as AddressInfo).port };
-}
-
-const stop = (server: Server) =>
-  new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
-
 function expressApp(name: string, express: typeof express5): Framework {
   // The usage header of a completed answer, else what a streaming handler recorded in `res.locals`.
   const settle = (_req: express5.Request, res: express5.Response) =>
@@ -138,8 +127,8 @@ function expressApp(name: string, express: typeof express5): Framework {
         res.locals.tokensUsed = Number(req.get('x-usage'));
         res.end('last');
       });
-      const { server, port } = await listen(app);
-      return { port, signals, close: () => stop(server) };
+      const server = await listen(app);
+      return { port: portOf(server), signals, close: () => close(server) };
     },
   };
 }
@@ -207,8 +196,8 @@ function koaApp(name: string, Koa: typeof Koa3): Framework {
         });
       });
       app.use(router.routes());
-      const { server, port } = await listen(app.callback());
-      return { port, signals, close: () => stop(server) };
+      const server = await listen(app.callback());
+      return { port: portOf(server), signals, close: () => close(server) };
     },
   };
 }

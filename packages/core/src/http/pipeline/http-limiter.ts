@@ -121,6 +121,11 @@ export function createHttpLimiter<Req, Res = unknown>(
   // `cost: { reserve, settle }`: `reserve` is charged as a plain cost is, `settle` runs after the response.
   const metered = typeof config.cost === 'object' ? (config.cost as MeteredCost<Req, Res>) : undefined;
   const chargedCost = (metered === undefined ? config.cost : metered.reserve) as PerRequest<Req, number>;
+  // Options that are the same for every request are made once, not per check.
+  const staticCheckOptions: ConsumeOptions | undefined =
+    answerOf === undefined && typeof chargedCost !== 'function' && typeof config.dryRun !== 'function'
+      ? Object.freeze({ cost: chargedCost, dryRun: config.dryRun })
+      : undefined;
   const countByResponse = responseCounting<Req, Res>(
     {
       skipSuccessfulRequests: config.skipSuccessfulRequests,
@@ -170,7 +175,8 @@ export function createHttpLimiter<Req, Res = unknown>(
       let chosen: StoreFailureAnswer | undefined;
       try {
         const checkOptions: ConsumeOptions =
-          answerOf === undefined
+          staticCheckOptions ??
+          (answerOf === undefined
             ? { cost, dryRun }
             : {
                 cost,
@@ -179,7 +185,7 @@ export function createHttpLimiter<Req, Res = unknown>(
                   chosen = storeFailureAnswer(await answerOf(error, request), settings.adapter);
                   return failed(error, chosen);
                 },
-              };
+              });
         // A metered cost is reserved (charged as `consume` charges it) and settled once the response ends.
         if (metered === undefined) {
           decision = await bound.limiter.consume(identity, checkOptions);

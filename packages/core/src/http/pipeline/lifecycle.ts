@@ -65,9 +65,11 @@ export interface CheckingLimiter<Req, Res> {
 /**
  * The header profile each response's rate-limit fields were written in, so a later limiter on the same
  * response (a route's, after the app-wide one) keeps the fields of one profile: `null` when a limiter
- * wrote none, missing when none ran. Keyed by the Node.js response, which every framework has.
+ * wrote none, missing when none ran. A symbol on the Node.js response, which every framework has: a
+ * property is cheaper per request than a WeakMap entry, which the garbage collector must trace apart.
  */
-const profileWritten = new WeakMap<NodeResponse, HeaderProfile | null>();
+const PROFILE_WRITTEN = Symbol('tollgate.profileWritten');
+type ProfiledResponse = NodeResponse & { [PROFILE_WRITTEN]?: HeaderProfile | null };
 
 /**
  * A rate limiter's whole request lifecycle, built once per limiter. The returned function never throws
@@ -89,11 +91,11 @@ export function rateLimitLifecycle<Req, Res>(
   const property = limiter.requestPropertyName;
   const hasHandler = limiter.handler !== undefined;
 
-  function writeHeaders(outcome: HeadersOutcome, response: Res, raw: NodeResponse): void {
-    const written = profileWritten.get(raw);
+  function writeHeaders(outcome: HeadersOutcome, response: Res, raw: ProfiledResponse): void {
+    const written = raw[PROFILE_WRITTEN];
     if (written === undefined) {
       access.setHeaders(response, outcome.headers);
-      profileWritten.set(raw, outcome.profile || null);
+      raw[PROFILE_WRITTEN] = outcome.profile || null;
       return;
     }
     const stacked = stackHeaders(outcome, {
@@ -102,7 +104,7 @@ export function rateLimitLifecycle<Req, Res>(
     });
     for (const name of stacked.remove) access.removeHeader(response, name);
     access.setHeaders(response, stacked.set);
-    profileWritten.set(raw, stacked.profile ?? null);
+    raw[PROFILE_WRITTEN] = stacked.profile ?? null;
   }
 
   async function refuse(request: Req, response: Res, info: RateLimitInfo): Promise<Handled> {

@@ -6,7 +6,7 @@ import {
   bucketResultOf,
   EXPIRED,
   firstAnswerAt,
-  nowOfKind,
+  nowOfShape,
   policySetArgs,
   REFUSED,
   ScriptCall,
@@ -67,7 +67,7 @@ describe('the settle script’s ARGV', () => {
     expect(policySetArgs(one, penalties).slice(-3)).toEqual(['0', '0', '3']);
   });
 
-  it('sends each set and each kind once, and names no check’s kind when there is one kind', () => {
+  it('sends each set and each shape once, and names no check’s shape when there is one shape', () => {
     const call = new ScriptCall(
       (c) => policySetArgs(c.policies, c.ban),
       () => '',
@@ -85,7 +85,7 @@ describe('the settle script’s ARGV', () => {
     ]);
   });
 
-  it('names each check’s kind, in KEYS order, when kinds differ', () => {
+  it('names each check’s shape, in KEYS order, when shapes differ', () => {
     const call = new ScriptCall(
       (c) => policySetArgs(c.policies, c.ban),
       (c) => (c.timeoutMs === undefined ? '' : '99'),
@@ -93,7 +93,7 @@ describe('the settle script’s ARGV', () => {
     call.add(check('a', one));
     call.add(check('b', two, { ban, mode: 'peek', cost: 2, nowArg: '5', timeoutMs: 10 }));
     call.add(check('c', one));
-    expect(call.kinds).toBe(2);
+    expect(call.shapes).toBe(2);
     expect(call.args()).toEqual([
       '2',
       ...policySetArgs(one, undefined),
@@ -107,14 +107,14 @@ describe('the settle script’s ARGV', () => {
 });
 
 describe('the settle script’s reply', () => {
-  // Two kinds' now, then: a decided check of two policies with a ban, one past its deadline, one refused.
+  // Two shapes' now, then: a decided check of two policies with a ban, one past its deadline, one refused.
   const reply = [1000, 2000, 1, 9000, 1000, 0, 0, 3, 7000, -1, -2, 'WRONGTYPE'];
   const decided = check('a', two, { ban });
 
-  it('begins with each kind’s now, then the checks’ answers one after another', () => {
+  it('begins with each shape’s now, then the checks’ answers one after another', () => {
     let at = firstAnswerAt(2);
-    expect(nowOfKind(reply, 1)).toBe(1000);
-    expect(nowOfKind(reply, 2)).toBe(2000);
+    expect(nowOfShape(reply, 1)).toBe(1000);
+    expect(nowOfShape(reply, 2)).toBe(2000);
     expect(bucketResultOf(two, ban, reply, at, 1000)).toEqual({
       applied: true,
       nowMs: 1000,

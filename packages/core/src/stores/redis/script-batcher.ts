@@ -11,7 +11,7 @@ import type { StoreUnavailableError } from '../../support/store-error.js';
 import {
   answerLength,
   firstAnswerAt,
-  nowOfKind,
+  nowOfShape,
   policySetArgs,
   ScriptCall,
   type ScriptCheck,
@@ -50,8 +50,8 @@ export interface BatcherSettings {
  */
 class Queued implements Watched {
   sentAtMs = 0;
-  /** Its kind in the script call it went in (1-based). */
-  kind = 0;
+  /** Its shape in the script call it went in (1-based). */
+  shape = 0;
   deadlineMs = 0;
   readonly timeoutMs: number;
   done = false;
@@ -144,33 +144,33 @@ export class ScriptBatcher {
       (check) => deadlineArg(sentAtMs, check.timeoutMs),
     );
     for (const queued of batch) {
-      queued.kind = call.add(queued.check);
+      queued.shape = call.add(queued.check);
       queued.sentAtMs = sentAtMs;
       if (queued.watched) watch.restart(queued, sentOnWatchMs);
     }
     group.inFlight++;
     send(call.keys, call.args()).then(
-      (answers) => this.#finished(group, batch, answers, call.kinds, undefined),
+      (answers) => this.#finished(group, batch, answers, call.shapes, undefined),
       (error: unknown) => this.#finished(group, batch, undefined, 0, error),
     );
   }
 
-  /** `answers`: the script's, which begin with each of the call's `kinds`' now. */
+  /** `answers`: the script's, which begin with each of the call's `shapes`' now. */
   #finished(
     group: Group,
     batch: Queued[],
     answers: unknown[] | undefined,
-    kinds: number,
+    shapes: number,
     error: unknown,
   ): void {
     group.inFlight--;
-    let at = firstAnswerAt(kinds);
+    let at = firstAnswerAt(shapes);
     for (const queued of batch) {
       if (answers === undefined || at >= answers.length) {
         queued.answer(undefined, error); // with neither, it rejects: Redis gave no answer
         continue;
       }
-      const nowMs = nowOfKind(answers, queued.kind);
+      const nowMs = nowOfShape(answers, queued.shape);
       queued.answer({ answers, at, nowMs, sentAtMs: queued.sentAtMs }, undefined);
       at += answerLength(answers, at, queued.check);
     }

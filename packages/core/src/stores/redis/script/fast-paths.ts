@@ -11,7 +11,7 @@ import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
  * state's fields are locals instead of a copy in `st`.
  *
  * Measured (commit 8c85b51, against `settle` for the same checks): a fifth less of Redis's time per
- * check. With the kinds of check sent once and the time answered once per kind (the same release), a
+ * check. With the check shapes sent once and the time answered once per shape (the same release), a
  * batch of 27 checks on one hot key cost about a third less per check, on 27 keys about a tenth less.
  */
 export function settleOne(): string {
@@ -33,7 +33,7 @@ export function settleOne(): string {
  * `settleAlone`: `settleOne` for a key that comes once in the batch (many clients). It reads the key, and
  * writes or deletes it, itself, with no held copy, and answers -2, error if Redis refuses either.
  *
- * Measured (commit a24ae99, with b72a455: a call of one kind names no check's kind), when every check has
+ * Measured (commit a24ae99, with b72a455: a call of one shape names no check's shape), when every check has
  * a key of its own, across 10k keys: 6–12% less of Redis's time per check, and 13% less CPU per request
  * in a Fastify app measured side by side.
  */

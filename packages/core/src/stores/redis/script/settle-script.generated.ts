@@ -563,12 +563,12 @@ end
 return settle
 end
 
--- kinds[k] = { set, now, whether its deadline has passed, cost, mode }; its now is answered first.
-local kinds, K = {}, tonumber(argv[a])
+-- shapes[k] = { set, now, whether its deadline has passed, cost, mode }; its now is answered first.
+local shapes, K = {}, tonumber(argv[a])
 for k = 1, K do
   local now, deadline = argv[a + 2], argv[a + 3]
   if now == '' then now = clock() else now = tonumber(now) end
-  kinds[k] = { sets[tonumber(argv[a + 1])], now, deadline ~= '' and now > tonumber(deadline),
+  shapes[k] = { sets[tonumber(argv[a + 1])], now, deadline ~= '' and now > tonumber(deadline),
     tonumber(argv[a + 4]), argv[a + 5] }
   answers[k] = now
   a = a + 5
@@ -586,19 +586,19 @@ if #KEYS > 1 then
   end
 end
 
-local only, settle = K == 1 and kinds[1], nil
+local only, settle = K == 1 and shapes[1], nil
 for c = 1, #KEYS do
-  local kind, key = only or kinds[tonumber(argv[a])], KEYS[c]
-  local set = kind[1]
+  local shape, key = only or shapes[tonumber(argv[a])], KEYS[c]
+  local set = shape[1]
   starts[c] = n + 1
-  if kind[3] then
+  if shape[3] then
     n = n + 1
     answers[n] = -1
   elseif set.one and (not once or once[key]) then
-    settleAlone(key, set, kind[2], kind[4], kind[5])
+    settleAlone(key, set, shape[2], shape[4], shape[5])
   else
     settle = settle or heldPath()
-    settle(key, set, kind[2], kind[4], kind[5])
+    settle(key, set, shape[2], shape[4], shape[5])
   end
   a = a + 1
 end

@@ -8,21 +8,21 @@
  *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's
  *           two, then, with exponentialBackoff, the backoff's three (`algorithms/backoff/backoff.ts`). Missing: all fresh. (On a Cluster, one batch is one slot.) A key may come more than once:
  *           its checks are decided in order, each seeing the one before, and it is read and written once.
- * ARGV      the policy sets, then the kinds of check, then the checks:
+ * ARGV      the policy sets, then the check shapes, then the checks:
  *   S                          how many policy sets follow
  *   per set: n, then per policy: algorithm code, its state's field count, limit, windowMs, capacityUnits;
  *            then the ban: refusals in a row that start one (0: no ban), and how long it lasts in ms;
  *            then the penalties: 1 for exponentialBackoff + 2 for continueExceeding (0: neither)
- *   K                          how many kinds follow: checks of a batch are mostly alike, so what they
+ *   K                          how many shapes follow: checks of a batch are mostly alike, so what they
  *                              share is sent, and read, once
- *   per kind: set (1-based), now, deadline, cost, mode
+ *   per shape: set (1-based), now, deadline, cost, mode
  *     now       ms, or '' to read the Redis server's own clock (one timeline for all app servers)
  *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
  *               decided without the store) changes nothing and answers -1
  *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
- *   per check c, in KEYS order: its kind (1-based); none when K is 1 (every check is of that kind)
+ *   per check c, in KEYS order: its shape (1-based); none when K is 1 (every check is of that shape)
  *
- * Returns one flat array (a table per check would cost Redis about a tenth of the check): each kind's
+ * Returns one flat array (a table per check would cost Redis about a tenth of the check): each shape's
  * now, then the checks' answers one after another, each starting with its status:
  *   1 or 0     applied or not, then every policy's state fields, then, if its set has a ban, when the
  *              client's ban ends (0: not banned), then, with exponentialBackoff, until when the client is
@@ -88,22 +88,22 @@ export function policySetArgs(policies: readonly ResolvedPolicy[], ban: BanRule 
 }
 
 /**
- * The keys and arguments of one settle-script call, check by check: each policy set, and each kind of
- * check (what checks share but their key), is written once, and each check names its kind.
+ * The keys and arguments of one settle-script call, check by check: each policy set, and each check
+ * shape (what checks share but their key), is written once, and each check names its shape.
  */
 export class ScriptCall {
   readonly keys: string[] = [];
   // A set is the policies and the ban of one limiter: the ban rule, made once per limiter, names it.
   readonly #sets = new Map<object, number>();
   readonly #setArgs: string[] = [];
-  readonly #kinds = new Map<string, number>();
-  readonly #kindArgs: string[] = [];
+  readonly #shapes = new Map<string, number>();
+  readonly #shapeArgs: string[] = [];
   readonly #checkArgs: string[] = [];
   readonly #setArgsOf: (check: ScriptCheck) => string[];
   readonly #deadlineOf: (check: ScriptCheck) => string;
   #previous: ScriptCheck | undefined;
-  #kind = 0;
-  #kindArg = '';
+  #shape = 0;
+  #shapeArg = '';
 
   /** `setArgsOf`: a check's `policySetArgs` (a caller may cache them); `deadlineOf`: its deadline argument. */
   constructor(setArgsOf: (check: ScriptCheck) => string[], deadlineOf: (check: ScriptCheck) => string) {
@@ -111,33 +111,33 @@ export class ScriptCall {
     this.#deadlineOf = deadlineOf;
   }
 
-  /** How many kinds of check the call has so far. */
-  get kinds(): number {
-    return this.#kinds.size;
+  /** How many check shapes the call has so far. */
+  get shapes(): number {
+    return this.#shapes.size;
   }
 
-  /** Adds a check; its kind (1-based). */
+  /** Adds a check; its shape (1-based). */
   add(check: ScriptCheck): number {
-    // Most of a batch is one kind, and checks of one kind mostly come one after another.
-    if (this.#previous === undefined || !sameKind(check, this.#previous)) {
-      this.#kind = this.#kindOf(check);
-      this.#kindArg = String(this.#kind);
+    // Most of a batch is one shape, and checks of one shape mostly come one after another.
+    if (this.#previous === undefined || !sameShape(check, this.#previous)) {
+      this.#shape = this.#shapeOf(check);
+      this.#shapeArg = String(this.#shape);
       this.#previous = check;
     }
     this.keys.push(check.key);
-    this.#checkArgs.push(this.#kindArg);
-    return this.#kind;
+    this.#checkArgs.push(this.#shapeArg);
+    return this.#shape;
   }
 
-  /** `S, sets…, K, kinds…, checks…`, as the script reads them (no checks' kinds when there is one kind). */
+  /** `S, sets…, K, shapes…, checks…`, as the script reads them (no checks' shapes when there is one shape). */
   args(): string[] {
-    const kinds = this.#kinds.size;
-    const args = [String(this.#sets.size), ...this.#setArgs, String(kinds), ...this.#kindArgs];
-    if (kinds > 1) for (const kind of this.#checkArgs) args.push(kind);
+    const shapes = this.#shapes.size;
+    const args = [String(this.#sets.size), ...this.#setArgs, String(shapes), ...this.#shapeArgs];
+    if (shapes > 1) for (const shape of this.#checkArgs) args.push(shape);
     return args;
   }
 
-  #kindOf(check: ScriptCheck): number {
+  #shapeOf(check: ScriptCheck): number {
     const setId = check.ban ?? check.policies;
     let set = this.#sets.get(setId);
     if (set === undefined) {
@@ -147,18 +147,18 @@ export class ScriptCall {
     }
     const fields = [String(set), check.nowArg, this.#deadlineOf(check), String(check.cost), check.mode];
     const id = fields.join(' ');
-    let kind = this.#kinds.get(id);
-    if (kind === undefined) {
-      kind = this.#kinds.size + 1;
-      this.#kinds.set(id, kind);
-      this.#kindArgs.push(...fields);
+    let shape = this.#shapes.get(id);
+    if (shape === undefined) {
+      shape = this.#shapes.size + 1;
+      this.#shapes.set(id, shape);
+      this.#shapeArgs.push(...fields);
     }
-    return kind;
+    return shape;
   }
 }
 
-/** Whether two checks differ in nothing but their key, so the script may read them as one kind. */
-function sameKind(a: ScriptCheck, b: ScriptCheck): boolean {
+/** Whether two checks differ in nothing but their key, so the script may read them as one shape. */
+function sameShape(a: ScriptCheck, b: ScriptCheck): boolean {
   return (
     a.policies === b.policies &&
     a.ban === b.ban &&
@@ -169,14 +169,14 @@ function sameKind(a: ScriptCheck, b: ScriptCheck): boolean {
   );
 }
 
-/** Where the first check's answer begins in a reply to a call of `kinds` kinds: after each kind's now. */
-export function firstAnswerAt(kinds: number): number {
-  return kinds;
+/** Where the first check's answer begins in a reply to a call of `shapes` shapes: after each shape's now. */
+export function firstAnswerAt(shapes: number): number {
+  return shapes;
 }
 
-/** The time (ms, by the clock the script used) that checks of `kind` (1-based) were decided at. */
-export function nowOfKind(answers: readonly unknown[], kind: number): number {
-  return Number(answers[kind - 1]);
+/** The time (ms, by the clock the script used) that checks of `shape` (1-based) were decided at. */
+export function nowOfShape(answers: readonly unknown[], shape: number): number {
+  return Number(answers[shape - 1]);
 }
 
 /** A check's status, the first field of its answer at `answers[at]`: 1, 0, `EXPIRED` or `REFUSED`. */

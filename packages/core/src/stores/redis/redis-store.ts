@@ -29,7 +29,14 @@ import {
 } from './script/wire.js';
 import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
 import { ServerClockOffset } from './server-clock.js';
-import { checkEvictionPolicy, checkQueueing, isAclRefusal, reportAclRefusal } from './setup-checks.js';
+import {
+  checkEvictionPolicy,
+  checkQueueing,
+  isAclRefusal,
+  isScriptingUnavailable,
+  reportAclRefusal,
+  reportScriptingUnavailable,
+} from './setup-checks.js';
 
 /** The most checks in one script call: about a millisecond of Redis's time. */
 const MAX_BATCH = 200;
@@ -77,6 +84,7 @@ export class RedisStore implements Store {
   #serverChecked = false;
   #queueingChecked = false;
   #aclRefusalReported = false;
+  #noScriptingReported = false;
 
   constructor(options: RedisStoreOptions) {
     const { adapter, prefix, clock, logger, warnings, breaker } = resolveRedisStoreOptions(options);
@@ -240,8 +248,16 @@ export class RedisStore implements Store {
     return `${this.#prefix}{${checkedOwner(owner)}}:${policySetKey(policies, ban)}`;
   }
 
-  /** Once, when Redis refuses the ACL user a command: logs which (Redis 7.0 does not say), and what to grant. */
+  /**
+   * Once each, when Redis refuses a check: a server that runs no scripts, and an ACL user refused a
+   * command (logs which, as Redis 7.0 does not say, and what to grant).
+   */
   #checkRefusal(reason: string): void {
+    if (!this.#noScriptingReported && isScriptingUnavailable(reason)) {
+      this.#noScriptingReported = true;
+      reportScriptingUnavailable(reason, this.#warnings);
+      return;
+    }
     if (this.#aclRefusalReported || !isAclRefusal(reason)) return;
     this.#aclRefusalReported = true;
     void reportAclRefusal(this.#client, reason, this.#prefix, this.#warnings);

@@ -159,6 +159,25 @@ export async function reportAclRefusal(
   );
 }
 
+/**
+ * Whether Redis's error says it runs no scripts: EVALSHA or EVAL unknown (renamed away with
+ * `rename-command`, or a server without its Lua engine, as Valkey can be run) or no scripting engine.
+ */
+export function isScriptingUnavailable(reason: string): boolean {
+  return /unknown command '(evalsha|eval)'|scripting engine|lua engine/i.test(reason);
+}
+
+/** Logs, once per store, that the server runs no scripts, which every check of Tollgate's is. */
+export function reportScriptingUnavailable(reason: string, warnings: Warnings): void {
+  warnings.event(
+    'TOLLGATE_STORE_ERROR',
+    'error',
+    `Redis runs no Lua scripts here (${reason.split(', with args')[0]}), and every check is one: checks ` +
+      "take the limiters' fallback until scripting is available. Tollgate needs EVALSHA and EVAL with " +
+      'the Lua engine: Redis 6.2 or later, or Valkey 7.2 or later with its Lua engine loaded.',
+  );
+}
+
 /** The commands of Tollgate's the ACL user may not run on `key`; none when Redis cannot tell. */
 async function refusedCommands(client: RedisClientAdapter, key: string): Promise<string[]> {
   try {

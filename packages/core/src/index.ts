@@ -84,6 +84,7 @@ export {
   type ResponseAccess,
   rateLimitLifecycle,
 } from './http/pipeline/lifecycle.js';
+export { WebAnswer } from './http/pipeline/web-answer.js';
 export {
   type ConcurrencyLimiter,
   type ConcurrencyLimiterOptions,

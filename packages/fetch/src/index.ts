@@ -12,8 +12,8 @@ import {
   type RateLimitOptions,
   type RequestAccess,
   rateLimitLifecycle,
+  WebAnswer,
 } from '@tollgate/core';
-import { WebAnswer } from './web-answer.js';
 
 const ADAPTER = '@tollgate/fetch';
 
@@ -154,7 +154,7 @@ export function rateLimit<Args extends unknown[] = []>(
   if (onLimited !== undefined && shared.throwOnLimit) {
     throw new TypeError(`${ADAPTER}: give either onLimited or throwOnLimit, not both`);
   }
-  const { access, argsOf } = requestAccess(ip, shared.key);
+  const { access, rememberArgs } = requestAccess(ip, shared.key);
   const limiter = createHttpLimiter<Request, WebAnswer>(
     WebAnswer.options({ ...shared, ...(onLimited === undefined ? {} : { handler: onLimited }) }),
     access,
@@ -163,7 +163,7 @@ export function rateLimit<Args extends unknown[] = []>(
   const handle = rateLimitLifecycle(limiter, answerAccess);
   return {
     async check(request, ...args) {
-      argsOf.set(request, args);
+      rememberArgs(request, args);
       const answer = WebAnswer.for(request).checking();
       const handled = await handle(request, answer);
       if (handled.kind === 'next') {
@@ -219,14 +219,14 @@ export function concurrencyLimit<Args extends unknown[] = []>(
   options: FetchConcurrencyLimitOptions<Args>,
 ): FetchConcurrencyLimiter<Args> {
   const { ip, ...shared } = checked(options);
-  const { access, argsOf } = requestAccess(ip, shared.key);
+  const { access, rememberArgs } = requestAccess(ip, shared.key);
   const handle = concurrencyLifecycle(
     createHttpConcurrencyLimiter(shared, access, { adapter: ADAPTER }),
     answerAccess,
   );
   return {
     async check(request, ...args) {
-      argsOf.set(request, args);
+      rememberArgs(request, args);
       const answer = WebAnswer.for(request);
       const handled = await handle(request, answer);
       if (handled.kind === 'next') {
@@ -287,15 +287,20 @@ function requestAccess<Args extends unknown[]>(ip: ClientAddressOption<Args>['ip
         'either, all clients would share one bucket',
     );
   }
-  // The handler's other arguments, for `ip`: the core reads a request alone.
-  const argsOf = new WeakMap<Request, Args>();
-  const ipOf = (request: Request) => ip?.(request, ...(argsOf.get(request) ?? ([] as unknown as Args)));
+  // The handler's other arguments, for `ip`: the core reads a request alone. Kept on the request under
+  // this limiter's own symbol (a property costs less per request than a WeakMap entry).
+  const ARGS = Symbol('tollgate.handlerArgs');
+  type WithArgs = Request & { [ARGS]?: Args };
+  const rememberArgs = (request: WithArgs, args: Args) => {
+    request[ARGS] = args;
+  };
+  const ipOf = (request: WithArgs) => ip?.(request, ...(request[ARGS] ?? ([] as unknown as Args)));
   const access: RequestAccess<Request> = {
     ip: ipOf,
     socketIp: ipOf,
     header: (request, name) => request.headers.get(name) ?? undefined,
   };
-  return { access, argsOf };
+  return { access, rememberArgs };
 }
 
 /** The options, refusing those of the other adapters that mean nothing here. */
@@ -336,4 +341,3 @@ export {
   RateLimitError,
   RedisStore,
 } from '@tollgate/core';
-export { WebAnswer } from './web-answer.js';

@@ -10,8 +10,8 @@ import {
   type RateLimitOptions,
   type RequestAccess,
   rateLimitLifecycle,
+  WebAnswer,
 } from '@tollgate/core';
-import { WebAnswer } from '@tollgate/fetch';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 

@@ -1,18 +1,19 @@
 /**
  * One request's answer in the making, for the core's lifecycle, in the Fetch API's terms: the headers its
  * limiters wrote, the refusal, and the end of the `Response` finally sent, which a refund or a lease
- * release waits for. Shared by `@tollgate/fetch` and `@tollgate/hono`.
+ * release waits for. For adapters whose framework answers with a Web `Response` (`@tollgate/fetch`,
+ * `@tollgate/hono`).
  */
-import type {
-  NodeResponse,
-  RateLimitInfo,
-  RateLimitOptions,
-  RateLimitRejection,
-  ResponseAccess,
-} from '@tollgate/core';
+import type { NodeResponse, RateLimitInfo, RateLimitRejection } from '../answer/outcome.js';
+import type { RateLimitOptions } from '../options/option-types.js';
+import type { ResponseAccess } from './lifecycle.js';
 
-/** The answer in the making of each request (a `Request`, a Hono `Context`): one for all its limiters. */
-const answers = new WeakMap<object, WebAnswer>();
+/**
+ * The answer in the making of each request (a `Request`, a Hono `Context`): one for all its limiters. A
+ * symbol on the request rather than a WeakMap entry per request, which the garbage collector traces apart.
+ */
+const ANSWER = Symbol('tollgate.answer');
+type Answered = { [ANSWER]?: WebAnswer };
 
 /**
  * A request's answer, shaped as the core's `NodeResponse`, since the core learns from that how a
@@ -47,10 +48,10 @@ export class WebAnswer implements NodeResponse {
 
   /** The answer of `request` (or of a framework's context): the same for every limiter of the request. */
   static for(request: object, method = (request as Request).method): WebAnswer {
-    const known = answers.get(request);
+    const known = (request as Answered)[ANSWER];
     if (known !== undefined && !known.closed) return known;
     const answer = new WebAnswer(method);
-    answers.set(request, answer);
+    (request as Answered)[ANSWER] = answer;
     return answer;
   }
 

@@ -1,6 +1,7 @@
 /**
  * The HTTP bench: every framework × variant as its own server process (one app per scenario), Tollgate's
- * variants twice with `--against` (this build's and the other checkout's); a warm-up;
+ * variants twice with `--against` (this build's and the other checkout's, where it has the framework's
+ * package); a warm-up;
  * then rounds in which every framework × variant × scenario runs once, in a shuffled order, while its
  * process's CPU time and Redis's counters are read before and after. Every run is checked for the answers
  * its scenario must give.
@@ -73,7 +74,7 @@ export async function runHttpBench(
   const specs = config.frameworks.flatMap((framework) =>
     VARIANTS[framework].flatMap((variant): AppServerSpec[] => [
       { framework, variant, build: 'this' },
-      ...(config.against !== undefined && isTollgate(variant)
+      ...(config.againstFrameworks.includes(framework) && isTollgate(variant)
         ? [{ framework, variant, build: 'against' as const }]
         : []),
     ]),

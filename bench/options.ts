@@ -1,11 +1,12 @@
 /**
  * The bench's command line: `pnpm bench [--quick] [--seed=N] [--load=wrk|autocannon] [--only=http|core]
- * [--framework=express|fastify|koa] [--json=file] [--against=DIR]` (`--json` also writes every round's raw
- * figures to that file; `--framework`, which may be given more than once, runs the HTTP rows of those
- * frameworks only; `--against` runs every Tollgate HTTP variant a second time from the built
+ * [--framework=express|fastify|koa|hono|nestjs] [--json=file] [--against=DIR]` (`--json` also writes every
+ * round's raw figures to that file; `--framework`, which may be given more than once, runs the HTTP rows of
+ * those frameworks only; `--against` runs every Tollgate HTTP variant a second time from the built
  * `packages/<name>/dist` of DIR, another checkout of this repository, in the same shuffled rounds, and
- * reports this build ÷ DIR's, so a change is measured beside the code before it in one sitting; the core
- * rows run this build only).
+ * reports this build ÷ DIR's, so a change is measured beside the code before it in one sitting; a framework
+ * whose adapter DIR does not have, as older checkouts have no packages/hono, runs this build only, with a
+ * note under the ratios; the core rows run this build only).
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -33,6 +34,8 @@ export interface BenchConfig {
   readonly json: string | undefined;
   /** `--against`: the absolute path of another checkout whose built packages Tollgate's variants also run. */
   readonly against: string | undefined;
+  /** `--against`: the frameworks whose Tollgate variants also run from that checkout (it has their package). */
+  readonly againstFrameworks: readonly Framework[];
   readonly core: boolean;
   /** Checks per sample of the core-only rows: Redis at concurrency 1, at 64, and in memory. */
   readonly coreChecks: { readonly serial: number; readonly concurrent: number; readonly memory: number };
@@ -71,7 +74,8 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
   if (against !== undefined && only === 'core') {
     throw new Error('--against runs the HTTP rows of both builds; the core rows run this build only');
   }
-  if (against !== undefined) checkAgainst(against, frameworks as Framework[]);
+  const againstFrameworks =
+    against === undefined ? [] : frameworksBuiltIn(against, frameworks as Framework[]);
   const seed = values.seed === undefined ? Date.now() % 1_000_000 : Number(values.seed);
   return {
     quick,
@@ -86,6 +90,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
     frameworks: frameworks as Framework[],
     json: values.json,
     against,
+    againstFrameworks,
     core: only !== 'http',
     coreChecks: quick
       ? { serial: 1_000, concurrent: 5_000, memory: 200_000 }
@@ -94,13 +99,23 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
   };
 }
 
-/** `--against=DIR` must be a checkout with the packages the HTTP variants load already built. */
-function checkAgainst(dir: string, frameworks: readonly Framework[]): void {
+/**
+ * `--against=DIR` must be a checkout with the packages the HTTP variants load already built: the core and
+ * each framework's adapter, `packages/<framework>`. A framework whose package DIR does not have at all (a
+ * checkout from before it) is left out of the `against` rows; one that DIR has but has not built is an
+ * error. Resolves to the frameworks DIR can run.
+ */
+function frameworksBuiltIn(dir: string, frameworks: readonly Framework[]): Framework[] {
   if (!existsSync(dir)) throw new Error(`--against: ${dir} does not exist`);
-  for (const name of ['core', ...frameworks]) {
-    const entry = join(dir, 'packages', name, 'dist', 'index.mjs');
-    if (!existsSync(entry)) {
-      throw new Error(`--against: ${entry} is missing; build that checkout first (pnpm build in ${dir})`);
-    }
+  requireBuilt(dir, 'core');
+  const present = frameworks.filter((framework) => existsSync(join(dir, 'packages', framework)));
+  for (const framework of present) requireBuilt(dir, framework);
+  return present;
+}
+
+function requireBuilt(dir: string, name: string): void {
+  const entry = join(dir, 'packages', name, 'dist', 'index.mjs');
+  if (!existsSync(entry)) {
+    throw new Error(`--against: ${entry} is missing; build that checkout first (pnpm build in ${dir})`);
   }
 }

@@ -1,6 +1,7 @@
 /**
- * `pnpm bench [--quick]`: Tollgate beside its peers on Express, Fastify and Koa, on the same machine and
- * the same Redis, each framework also without a limiter as its baseline; then core-only rows without HTTP.
+ * `pnpm bench [--quick]`: Tollgate beside its peers on Express, Fastify, Koa, Hono and NestJS (on Express),
+ * on the same machine and the same Redis, each framework also without a limiter as its baseline; then
+ * core-only rows without HTTP.
  * Prints Markdown tables of ratios and per-request costs. Starts its own redis-server (it reads that
  * server's CPU and command counters, so it must be the bench's alone). Options: see `options.ts`.
  */
@@ -41,9 +42,10 @@ async function main(): Promise<void> {
       const rows = summarize(raw.http);
       sections.push(`### HTTP\n\n${httpTables(rows)}`);
       if (config.against !== undefined) {
-        const ratios = againstTable(compareBuilds(raw.http));
+        const ratios = compareBuilds(raw.http);
+        const parts = [...(ratios.length > 0 ? [againstTable(ratios)] : []), ...againstNote(config)];
         sections.push(
-          `### This build ÷ the --against build (medians of per-round ratios, range)\n\n${ratios}`,
+          `### This build ÷ the --against build (medians of per-round ratios, range)\n\n${parts.join('\n\n')}`,
         );
       }
       sections.push(`### Goals\n\n${goalTable(checkGoals(rows))}`);
@@ -76,6 +78,17 @@ async function main(): Promise<void> {
     stats.disconnect();
     await redisServer.stop();
   }
+}
+
+/** A note naming the frameworks of the run that the `--against` checkout has no adapter for, if any. */
+function againstNote({ frameworks, againstFrameworks }: BenchConfig): string[] {
+  const missing = frameworks.filter((framework) => !againstFrameworks.includes(framework));
+  return missing.length === 0
+    ? []
+    : [
+        `No --against rows for ${missing.join(', ')}: that checkout has no ` +
+          `${missing.map((framework) => `packages/${framework}`).join(', ')}.`,
+      ];
 }
 
 /** Runs the core-only rows in a child pinned to the server core, with --expose-gc for the heap row. */

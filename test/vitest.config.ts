@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['**/*.test.ts'],
-    exclude: ['**/node_modules/**'],
+    // nest12/ runs the NestJS suites again on Nest 12, as its own package.
+    exclude: ['**/node_modules/**', 'nest12/**'],
     globalSetup: ['./harness/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

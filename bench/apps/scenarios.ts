@@ -57,9 +57,10 @@ export const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-export type Framework = 'express' | 'fastify' | 'koa';
+/** Express 5, Fastify 5, Koa 3, Hono 4 on @hono/node-server, and NestJS 11 on Express. */
+export type Framework = 'express' | 'fastify' | 'koa' | 'hono' | 'nestjs';
 
-export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'koa'];
+export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'koa', 'hono', 'nestjs'];
 
 export type Variant =
   | 'none'
@@ -69,7 +70,9 @@ export type Variant =
   | 'express-rate-limit'
   | 'rate-limiter-flexible'
   | 'fastify-rate-limit'
-  | 'koa-ratelimit';
+  | 'koa-ratelimit'
+  | 'hono-rate-limiter'
+  | 'nestjs-throttler';
 
 /** The variants of each framework's app; the first is the baseline. */
 export const VARIANTS: Readonly<Record<Framework, readonly Variant[]>> = {
@@ -83,6 +86,8 @@ export const VARIANTS: Readonly<Record<Framework, readonly Variant[]>> = {
   ],
   fastify: ['none', 'refusal-floor', 'tollgate-redis', 'tollgate-memory', 'fastify-rate-limit'],
   koa: ['none', 'refusal-floor', 'tollgate-redis', 'tollgate-memory', 'koa-ratelimit'],
+  hono: ['none', 'refusal-floor', 'tollgate-redis', 'tollgate-memory', 'hono-rate-limiter'],
+  nestjs: ['none', 'refusal-floor', 'tollgate-redis', 'tollgate-memory', 'nestjs-throttler'],
 };
 
 /** How each variant reads in the report. */
@@ -95,6 +100,8 @@ export const VARIANT_LABELS: Readonly<Record<Variant, string>> = {
   'rate-limiter-flexible': 'rate-limiter-flexible RateLimiterRedis',
   'fastify-rate-limit': '@fastify/rate-limit, Redis store',
   'koa-ratelimit': 'koa-ratelimit, Redis driver',
+  'hono-rate-limiter': 'hono-rate-limiter, RedisStore',
+  'nestjs-throttler': '@nestjs/throttler + throttler-storage-redis',
 };
 
 /** How a variant of a build reads in the report: the rows of the `--against` build say so. */

@@ -7,6 +7,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { connectBenchRedis } from '../bench-redis.js';
 import {
+  type AppSettings,
   type Framework,
   isPeer,
   runsScenario,
@@ -38,13 +39,30 @@ async function listen(scenario: Scenario): Promise<number> {
     await app.listen({ port: 0, host: '127.0.0.1' });
     return portOf(app.server);
   }
-  const listener: RequestListener =
-    framework === 'express'
-      ? await (await import('./express-app.js')).expressApp(variant, settings, redis)
-      : await (await import('./koa-app.js')).koaApp(variant, settings, redis);
-  const server = createServer(listener);
+  if (framework === 'nestjs') {
+    const { nestjsApp } = await import('./nestjs-app.js');
+    const app = await nestjsApp(variant, settings, redis);
+    await app.listen(0, '127.0.0.1');
+    return portOf(app.getHttpServer());
+  }
+  const server = createServer(await requestListener(framework, settings));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return portOf(server);
+}
+
+/** The app of a framework that runs as a Node.js request listener. */
+async function requestListener(
+  framework: 'express' | 'koa' | 'hono',
+  settings: AppSettings,
+): Promise<RequestListener> {
+  switch (framework) {
+    case 'express':
+      return (await import('./express-app.js')).expressApp(variant, settings, redis);
+    case 'koa':
+      return (await import('./koa-app.js')).koaApp(variant, settings, redis);
+    case 'hono':
+      return (await import('./hono-app.js')).honoApp(variant, settings, redis);
+  }
 }
 
 function portOf(server: Server): number {

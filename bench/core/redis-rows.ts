@@ -11,9 +11,10 @@ import { median, seededRandom, shuffled } from '../stats.js';
 import type { RedisCoreRow } from './core-results.js';
 
 /** A check of one variant; resolves to whether it got the answer its row expects. */
-type Check = (i: number) => Promise<boolean>;
+export type Check = (i: number) => Promise<boolean>;
 
-interface CoreVariant {
+/** A row: its label, and the checks it times. */
+export interface CoreVariant {
   readonly label: string;
   readonly concurrency: number;
   readonly checks: number;
@@ -37,7 +38,14 @@ export interface RedisRowsSettings {
 }
 
 export async function redisRows(settings: RedisRowsSettings): Promise<RedisCoreRow[]> {
-  const variants = await makeVariants(settings);
+  return measuredRows(await makeVariants(settings), settings);
+}
+
+/** Times each variant `rounds` times, interleaved in a shuffled order after a warm-up; medians. */
+export async function measuredRows(
+  variants: readonly CoreVariant[],
+  settings: { readonly stats: Redis; readonly rounds: number; readonly seed: number },
+): Promise<RedisCoreRow[]> {
   const samples = new Map<CoreVariant, RedisCoreRow[]>(variants.map((v) => [v, []]));
   const random = seededRandom(settings.seed);
   for (const variant of variants) await sample(variant, settings.stats, Math.min(variant.checks, 2000)); // warm-up

@@ -106,7 +106,13 @@ export {
 } from './limiter/limiter.js';
 export type { Reservation } from './limiter/reservation.js';
 export type { Decision, DecisionReason, PolicyDecision } from './model/decision.js';
-export type { AlgorithmName, Policy, ResolvedPolicy } from './model/policy.js';
+export type {
+  AlgorithmName,
+  Policy,
+  ResolvedPolicy,
+  ResolvedTokenSlice,
+  TokenSliceOptions,
+} from './model/policy.js';
 export type {
   BucketMode,
   BucketRequest,

@@ -1,5 +1,5 @@
 /** Rate-limit policies: what users write, checked once and resolved into the numbers the stores use. */
-import type { AlgorithmName, Policy, ResolvedPolicy } from '../model/policy.js';
+import type { AlgorithmName, Policy, ResolvedPolicy, ResolvedTokenSlice } from '../model/policy.js';
 import { type Duration, formatDuration, parseDuration } from '../support/duration.js';
 import { closestName, type NameHint, rejectUnknownNames } from '../support/unknown-names.js';
 import { describeValue, isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
@@ -15,7 +15,12 @@ const POLICY_FIELDS = [
   'name',
   'algorithm',
   'nearLimit',
+  'slice',
 ] as const satisfies readonly (keyof Policy)[];
+
+const SLICE_FIELDS = ['size', 'ttl'] as const;
+/** A slice's `ttl` when none is given (or the window, when that is shorter). */
+const DEFAULT_SLICE_TTL_MS = 1000;
 
 /** Fields of other limiters' policies that users bring along: a policy with a stray field must not run. */
 const PEER_FIELDS: ReadonlyMap<string, NameHint> = new Map([
@@ -57,6 +62,14 @@ export function resolvePoliciesFor(policies: unknown, prefix: string): readonly 
     if (seen.has(name)) throw new TypeError(`${prefix}policy names must be unique; '${name}' appears twice`);
     seen.add(name);
   }
+  const sliced = resolved.findIndex((policy) => policy.slice !== undefined);
+  if (sliced !== -1 && resolved.length > 1) {
+    // Several policies are charged all or none, in one store step; a slice of one would break that.
+    throw new TypeError(
+      `${prefix}policies[${sliced}].slice: a limiter with a sliced policy must have that one policy only; ` +
+        'give the other policies a limiter of their own',
+    );
+  }
   return Object.freeze(resolved);
 }
 
@@ -73,6 +86,7 @@ function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
     name: givenName,
     algorithm = 'token-bucket',
     nearLimit,
+    slice,
   } = ownOptions(policy);
   const limit = positiveWholeNumber(givenLimit, `${where}.limit`);
   const windowMs = parseDuration(window as Duration, `${where}.window`);
@@ -102,7 +116,29 @@ function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
     capacityUnits,
     nearLimit: near,
     nearLimitTokens: nearLimitTokens(near, capacity),
+    ...(slice === undefined ? {} : { slice: tokenSlice(slice, capacity, windowMs, `${where}.slice`) }),
   });
   ALGORITHMS[resolved.algorithm].validate(resolved, where);
   return resolved;
+}
+
+/** A policy's `slice`, checked against its capacity and window; a `TypeError` naming the field otherwise. */
+function tokenSlice(slice: unknown, capacity: number, windowMs: number, where: string): ResolvedTokenSlice {
+  if (!isSettingsObject(slice)) throw new TypeError(`${where} must be an object like { size: 100 }`);
+  rejectUnknownNames(slice, SLICE_FIELDS, new Map(), `${where} has an unknown field`);
+  const { size, ttl } = ownOptions(slice);
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 2 || size > capacity) {
+    throw new TypeError(
+      `${where}.size must be a whole number from 2 to the policy's capacity (${capacity}); got ${describeValue(size)}`,
+    );
+  }
+  if (ttl === undefined) return Object.freeze({ size, ttlMs: Math.min(DEFAULT_SLICE_TTL_MS, windowMs) });
+  const ttlMs = parseDuration(ttl as Duration, `${where}.ttl`);
+  if (ttlMs > windowMs) {
+    // A slice spent past its window's end could carry a whole window's tokens into the next ones.
+    throw new TypeError(
+      `${where}.ttl must be at most the policy's window (${formatDuration(windowMs)}); got ${formatDuration(ttlMs)}`,
+    );
+  }
+  return Object.freeze({ size, ttlMs });
 }

@@ -6,7 +6,7 @@ import { LimiterEvents } from '../diagnostics/publish.js';
 import type { BanRule } from '../model/ban.js';
 import type { Decision } from '../model/decision.js';
 import type { Policy, ResolvedPolicy } from '../model/policy.js';
-import type { BucketMode, Store } from '../model/store.js';
+import type { BucketMode, BucketRequest, BucketResult, Store } from '../model/store.js';
 import { decideAtOnce, MemoryStore } from '../stores/memory/memory-store.js';
 import { DeadlineWatch } from '../support/deadline-watch.js';
 import { type Duration, parseDuration } from '../support/duration.js';
@@ -16,6 +16,7 @@ import { bucketOwner } from './bucket-key.js';
 import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
 import { maxExtraTokensOf, type Reservation, reservationOf } from './reservation.js';
+import { slicedChecks } from './sliced-checks.js';
 
 /**
  * What a check does when the store fails (down, silent past `timeout`, erroring):
@@ -31,7 +32,11 @@ export type OnStoreError =
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions {
-  /** One policy, or several checked and charged together (all or none). */
+  /**
+   * One policy, or several checked and charged together (all or none). A policy with `slice` (token
+   * slices) must be the only one, and cannot be combined with `ban`, `exponentialBackoff` or
+   * `continueExceeding`.
+   */
   policies: Policy | readonly Policy[];
   /** Where buckets live. Default: a new {@link MemoryStore} (per process). Use a `RedisStore` to share. */
   store?: Store;
@@ -158,7 +163,10 @@ export interface Limiter {
   penalty(key: string, cost?: number): Promise<Decision>;
   /** Gives `cost` tokens back, like `refund` (rate-limiter-flexible's `reward`). Default cost: 1. */
   reward(key: string, cost?: number): Promise<void>;
-  /** Refills every bucket of `key` at once, the insurance limiter's included. */
+  /**
+   * Refills every bucket of `key` at once, the insurance limiter's included, and forgets this process's
+   * token slice of it (other processes spend what is left of theirs).
+   */
   reset(key: string): Promise<void>;
 }
 
@@ -195,6 +203,15 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
   const timeoutMs = options.timeout === false ? undefined : parseDuration(options.timeout ?? '1s', 'timeout');
   const onStoreError = onStoreErrorOption(options.onStoreError, 'onStoreError');
   const ban = refusalRule(options.ban, options.exponentialBackoff, options.continueExceeding, '');
+  const slice = policies[0]?.slice;
+  if (slice !== undefined && ban !== undefined) {
+    // A slice admits in process, where refusals in a row go uncounted and a ban or backoff unseen.
+    const rule =
+      options.ban !== undefined ? 'ban' : ban.exponentialBackoff ? 'exponentialBackoff' : 'continueExceeding';
+    throw new TypeError(
+      `policy.slice cannot be combined with ${rule}: slices admit without asking the store`,
+    );
+  }
   const insurance = insuranceFor(policies, options.insurance, store.clock, ban);
   const denyCache = denyCacheFor(store, policies, options.denyCache, ban !== undefined);
   // Stores that may hang and do not give up by themselves are given up on here.
@@ -247,13 +264,59 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
         }
       }
     } catch (error) {
-      if (isProgrammingError(error)) throw error;
-      events.storeFailed(owner, mode, error, startedMs);
-      if ((await actionFor(fallback, error, key)) === 'throw') throw error;
-      decision = await insurance.decide(owner, cost, mode);
+      decision = await failedOver(owner, key, cost, mode, error, fallback, startedMs, false);
     }
     if (mode === 'consume') events.decided(owner, decision, dryRun, startedMs);
     return decision;
+  }
+
+  /** After a store failure: rethrows it, or lets the insurance limiter decide, as `fallback` says. */
+  async function failedOver(
+    owner: string,
+    key: string,
+    cost: number,
+    mode: BucketMode,
+    error: unknown,
+    fallback: OnStoreError,
+    startedMs: number,
+    published: boolean,
+  ): Promise<Decision> {
+    if (isProgrammingError(error)) throw error;
+    if (!published) events.storeFailed(owner, mode, error, startedMs);
+    if ((await actionFor(fallback, error, key)) === 'throw') throw error;
+    return insurance.decide(owner, cost, mode);
+  }
+
+  /** One store call, given up on after `timeoutMs` for a store that does not give up by itself. */
+  function ask(request: BucketRequest): Promise<BucketResult> {
+    const answer = store.update(request);
+    return watch === undefined || timeoutMs === undefined ? answer : watch.watch(answer, timeoutMs);
+  }
+
+  const sliced =
+    slice &&
+    slicedChecks(slice, {
+      policies,
+      namespace,
+      timeoutMs,
+      clock: store.clock,
+      events,
+      denyCache,
+      ask,
+      run,
+      failedOver,
+    });
+
+  /** `consume`, by the slices when the policy has them. */
+  async function check(
+    key: string,
+    cost: number | undefined,
+    fallback: OnStoreError,
+    dryRun: boolean | undefined,
+  ): Promise<Decision> {
+    return sliced === undefined
+      ? run(key, cost, 'consume', fallback, dryRun)
+      : sliced.consume(key, costOf(cost), fallback, dryRunOf(dryRun));
   }
 
   /**
@@ -275,18 +338,21 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     policies,
     insurancePolicies: insurance.policies,
     consume: (key, opts) =>
-      run(
+      check(
         key,
         ownField(opts, 'cost'),
-        'consume',
         ownField(opts, 'onStoreError') ?? onStoreError,
         ownField(opts, 'dryRun'),
       ),
-    peek: (key, opts) =>
-      run(key, ownField(opts, 'cost'), 'peek', ownField(opts, 'onStoreError') ?? onStoreError),
+    async peek(key, opts) {
+      const cost = ownField(opts, 'cost');
+      // A slice that holds the cost answers as its `consume` would; peek never takes one.
+      const local = sliced?.peek(key, costOf(cost));
+      return local ?? run(key, cost, 'peek', ownField(opts, 'onStoreError') ?? onStoreError);
+    },
     async reserve(key, cost, opts) {
       const fallback = ownField(opts, 'onStoreError') ?? onStoreError;
-      const decision = await run(key, reservedCostOf(cost), 'consume', fallback, ownField(opts, 'dryRun'));
+      const decision = await check(key, reservedCostOf(cost), fallback, ownField(opts, 'dryRun'));
       const { degraded } = decision;
       return reservationOf(decision, (tokens) => adjust(key, tokens, degraded), maxExtraTokens);
     },
@@ -309,6 +375,7 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     async reset(key) {
       const owner = bucketOwner(namespace, key);
       denyCache?.forget(owner);
+      sliced?.drop(owner);
       await insurance.reset(owner);
       await store.reset(owner, policies, ban);
     },

@@ -45,6 +45,53 @@ export interface Policy {
    * request is never near. A fraction above 0 and at most 1. Default: none (never near).
    */
   nearLimit?: number;
+  /**
+   * Token slices, for a key many processes check at once (a tenant-wide quota): each process takes
+   * `size` tokens from the store in one call and admits from them in process, until they are spent or
+   * `ttl` has passed, then gives back what it did not use. Trades exactness for round trips: in any
+   * window, up to `processes × (size − 1)` more or fewer checks than `limit` are admitted (see
+   * "One quota for a whole fleet: token slices" in docs/algorithms.md). A limiter with a sliced policy
+   * has that one policy only. Default: none (every check asks the store).
+   *
+   * @example
+   * const tenantWide: Policy = { limit: 20_000, window: '1m', algorithm: 'fixed-window', slice: { size: 100 } };
+   */
+  slice?: TokenSliceOptions;
+}
+
+/**
+ * The `slice` of a {@link Policy}: how many tokens a process takes from the store at once, and how long
+ * it may spend them.
+ *
+ * @example
+ * const slice: TokenSliceOptions = { size: 100, ttl: '2s' };
+ */
+export interface TokenSliceOptions {
+  /**
+   * Tokens a process takes from the store in one call. A whole number from 2 up to the policy's
+   * capacity (`burst`, which is `limit` unless set). Each process can hold up to `size − 1` tokens
+   * that no other process may spend, and a check costing more than `size` asks the store directly.
+   */
+  size: number;
+  /**
+   * How long a process may spend a slice, from when it asked for it; then what is left goes back to
+   * the store. Milliseconds or a string such as `'500ms'`, at most the policy's `window`. Default:
+   * `'1s'`, or the window when it is shorter.
+   */
+  ttl?: Duration;
+}
+
+/**
+ * A policy's {@link TokenSliceOptions}, checked.
+ *
+ * @example
+ * resolvePolicies({ limit: 20_000, window: '1m', slice: { size: 100 } })[0].slice; // { size: 100, ttlMs: 1000 }
+ */
+export interface ResolvedTokenSlice {
+  /** Tokens taken at once. */
+  readonly size: number;
+  /** How long a slice may be spent, in ms: at most the policy's window. */
+  readonly ttlMs: number;
 }
 
 /**
@@ -74,4 +121,6 @@ export interface ResolvedPolicy {
    * `ceil(nearLimit × capacity)`; `undefined`: none.
    */
   readonly nearLimitTokens?: number | undefined;
+  /** The policy's token slices; `undefined`: none. Not part of how buckets are stored. */
+  readonly slice?: ResolvedTokenSlice | undefined;
 }

@@ -123,16 +123,22 @@ export class WebAnswer implements NodeResponse {
    * `Response`: the answer ends when the body was read to the end, or cancelled. Without a body, now.
    */
   finish(response: Response): Response {
+    return this.#finish(response, false);
+  }
+
+  /** {@link finish}; `headed`: `response` already carries the rate-limit headers (a refusal made here). */
+  #finish(response: Response, headed: boolean): Response {
     if (response === this.response) return response;
     this.statusCode = response.status;
     const watch = !this.#watched && this.#listeners.length > 0;
     this.#watched ||= watch;
-    const bodyless = response.body === null || this.#head;
-    this.response = withHeaders(
-      watch && !bodyless ? new Response(watched(response.body as ReadableStream, this), response) : response,
-      this.headers,
-    );
-    if (watch && bodyless) this.end(true);
+    // `body` is read only when something waits for its end: reading it makes a runtime's lightweight
+    // Response (@hono/node-server's) build a full one, and leave its fast way of sending.
+    const bodyless = watch && (response.body === null || this.#head);
+    const sent =
+      watch && !bodyless ? new Response(watched(response.body as ReadableStream, this), response) : response;
+    this.response = headed && sent === response ? response : withHeaders(sent, this.headers);
+    if (bodyless) this.end(true);
     return this.response;
   }
 
@@ -143,7 +149,7 @@ export class WebAnswer implements NodeResponse {
   refusal(respond: (body: string | null, init: ResponseInit) => Response = newResponse): Response {
     const { status, contentType, body, bytes } = this.rejection as RateLimitRejection;
     const headers = { ...this.headers, 'Content-Type': contentType, 'Content-Length': String(bytes.length) };
-    return this.finish(respond(this.#head ? null : body, { status, headers }));
+    return this.#finish(respond(this.#head ? null : body, { status, headers }), true);
   }
 }
 

@@ -308,15 +308,27 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     });
 
   /** `consume`, by the slices when the policy has them. */
-  async function check(
+  function check(
     key: string,
     cost: number | undefined,
     fallback: OnStoreError,
     dryRun: boolean | undefined,
   ): Promise<Decision> {
+    // Not async itself: an unsliced check is `run`'s promise, with no second one wrapped around it.
     return sliced === undefined
       ? run(key, cost, 'consume', fallback, dryRun)
-      : sliced.consume(key, costOf(cost), fallback, dryRunOf(dryRun));
+      : consumeSliced(sliced, key, cost, fallback, dryRun);
+  }
+
+  /** A sliced policy's `consume`; async so that a bad cost rejects, as `run`'s does. */
+  async function consumeSliced(
+    slices: NonNullable<typeof sliced>,
+    key: string,
+    cost: number | undefined,
+    fallback: OnStoreError,
+    dryRun: boolean | undefined,
+  ): Promise<Decision> {
+    return slices.consume(key, costOf(cost), fallback, dryRunOf(dryRun));
   }
 
   /**

@@ -10,18 +10,7 @@ import { resolvePolicies } from '../src/algorithms/policies.js';
 import { DenyCache } from '../src/limiter/deny-cache.js';
 import type { AlgorithmName, Policy } from '../src/model/policy.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
-
-/** A small deterministic generator (mulberry32), so a failure names a seed to replay. */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { seeded } from './seeded.js';
 
 const ALGORITHM_NAMES: readonly AlgorithmName[] = ['token-bucket', 'fixed-window', 'sliding-window'];
 

@@ -15,6 +15,7 @@ import type { BucketRequest, BucketResult, Store } from '../src/model/store.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
 import { record } from './diagnostics/record.js';
 import { fakeAccess, TEST_ADAPTER } from './http/fixtures.js';
+import { seeded } from './seeded.js';
 
 const START_MS = 1_700_000_000_000;
 
@@ -262,18 +263,6 @@ describe('token slices', () => {
     expect(await count('/key-0', policy)).toBe(1);
   });
 });
-
-/** A small deterministic generator (mulberry32), so a failure names a seed to replay. */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /**
  * `processes` limiters (as many processes) on one store, checking one key of a fixed window of 100 per

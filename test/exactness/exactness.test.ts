@@ -1,14 +1,15 @@
 /**
  * Exactness: many concurrent checks on one key admit exactly the limit, never one more — across
  * processes sharing one Redis or one Redis Cluster (through ioredis, iovalkey, node-redis 4 to 6 and
- * Valkey GLIDE), and in one process on the memory store.
+ * Valkey GLIDE), and in one process on the memory store; and exactly a key's override, set before.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { type AlgorithmName, createLimiter, MemoryStore, RedisStore, type Store } from '@tollgate/core';
+import type { Cluster, Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
-import { connectCluster, uniquePrefix } from '../harness/clients.js';
+import { connectCluster, connectRedis, uniquePrefix } from '../harness/clients.js';
 import type { WorkerClient } from './worker-clients.js';
 
 const WORKER = fileURLToPath(new URL('./consume-worker.ts', import.meta.url));
@@ -20,8 +21,9 @@ async function startWorker(
   prefix: string,
   calls: number,
   algorithm: AlgorithmName,
+  overrides: boolean,
 ): Promise<{ child: ChildProcess; result: Promise<number> }> {
-  const argv = [WORKER, client, target, prefix, String(calls), algorithm];
+  const argv = [WORKER, client, target, prefix, String(calls), algorithm, overrides ? 'overrides' : ''];
   const child = spawn(process.execPath, ['--import', 'tsx', ...argv], { stdio: ['pipe', 'pipe', 'inherit'] });
   let output = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -47,15 +49,20 @@ async function raceInProcess(store: Store, calls: number, algorithm: AlgorithmNa
   return decisions.filter((d) => d.allowed).length;
 }
 
-/** Four processes, each with its own client, fire 500 consumes each at one key at once; returns the allowed. */
+/**
+ * Four processes, each with its own client, fire 500 consumes each at one key at once; returns the
+ * allowed. With `before`, their limiters read overrides, and `before` runs first, given the prefix.
+ */
 async function raceAcrossProcesses(
   clients: readonly WorkerClient[],
   target: string,
   algorithm: AlgorithmName = 'token-bucket',
+  before?: (prefix: string) => Promise<void>,
 ): Promise<number> {
   const prefix = uniquePrefix('exactness');
+  await before?.(prefix);
   const workers = await Promise.all(
-    clients.map((client) => startWorker(client, target, prefix, 500, algorithm)),
+    clients.map((client) => startWorker(client, target, prefix, 500, algorithm, before !== undefined)),
   );
   for (const { child } of workers) child.stdin?.write('go\n');
   const allowed = await Promise.all(workers.map((w) => w.result));
@@ -93,6 +100,37 @@ describe.each(NEWER_CLIENTS)('exactness on %s', (_name, clients) => {
     expect(await raceAcrossProcesses(clients, cluster)).toBe(100);
   }, 60_000);
 });
+
+/** Sets the shared key's limit to 37, as another app server would, before the race. */
+function overrideTo37(client: () => Promise<Redis | Cluster>, algorithm: AlgorithmName) {
+  return async (prefix: string) => {
+    const redis = await client();
+    try {
+      const store = new RedisStore({ client: redis, prefix });
+      const limiter = createLimiter({ store, policies: { ...POLICY, algorithm }, overrides: true });
+      await limiter.setOverride('shared-key', 37);
+    } finally {
+      redis.disconnect();
+    }
+  };
+}
+
+describe.each(['token-bucket', 'fixed-window', 'sliding-window'] as const)(
+  'exactness of an override of the %s',
+  (algorithm) => {
+    it('4 processes on four clients × 500 concurrent consumes on one Redis key admit exactly the override’s 37', async () => {
+      const clients = NEWER_CLIENTS[0][1];
+      const before = overrideTo37(() => connectRedis(), algorithm);
+      expect(await raceAcrossProcesses(clients, inject('redisUrl'), algorithm, before)).toBe(37);
+    }, 60_000);
+
+    it('4 processes × 500 concurrent consumes on one Redis Cluster key admit exactly the override’s 37', async () => {
+      const cluster = `cluster:${JSON.stringify(inject('redisClusterNodes'))}`;
+      const before = overrideTo37(() => connectCluster(), algorithm);
+      expect(await raceAcrossProcesses(IOREDIS_WORKERS, cluster, algorithm, before)).toBe(37);
+    }, 60_000);
+  },
+);
 
 describe('exactness under concurrency', () => {
   it('4 processes × 500 concurrent consumes on one Redis key admit exactly 100', async () => {

@@ -104,6 +104,7 @@ export {
   type ReserveOptions,
   type StoreErrorAction,
 } from './limiter/limiter.js';
+export type { LimitOverride, Override, OverrideOptions, PolicyOverride } from './limiter/overrides.js';
 export type { Reservation } from './limiter/reservation.js';
 export type { Decision, DecisionReason, PolicyDecision } from './model/decision.js';
 export type {
@@ -119,6 +120,8 @@ export type {
   BucketResult,
   LeaseRequest,
   LeaseResult,
+  OverrideRequest,
+  OverrideResult,
   Store,
 } from './model/store.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory/memory-store.js';

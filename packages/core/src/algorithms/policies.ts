@@ -142,3 +142,50 @@ function tokenSlice(slice: unknown, capacity: number, windowMs: number, where: s
   }
   return Object.freeze({ size, ttlMs });
 }
+
+/**
+ * `policy` with another `limit` and capacity (`burst`), checked as a policy is, its name, algorithm and
+ * window kept: the buckets it is stored in are the same, and tokens used under one limit stay used under
+ * the other. Throws a `TypeError` naming `where`.
+ *
+ * @example
+ * withLimits(resolvePolicies({ limit: 10, window: '1m' })[0], 100, 100, 'override'); // 100 per minute
+ */
+export function withLimits(
+  policy: ResolvedPolicy,
+  limit: unknown,
+  burst: unknown,
+  where: string,
+): ResolvedPolicy {
+  const newLimit = positiveWholeNumber(limit, `${where}.limit`);
+  const capacity = burst === undefined ? newLimit : positiveWholeNumber(burst, `${where}.burst`);
+  const capacityUnits = capacity * policy.windowMs;
+  if (!Number.isSafeInteger(capacityUnits)) {
+    throw new RangeError(`${where}: burst × window is too large to count exactly`);
+  }
+  const resolved: ResolvedPolicy = Object.freeze({
+    ...policy,
+    limit: newLimit,
+    capacity,
+    capacityUnits,
+    nearLimitTokens: nearLimitTokens(policy.nearLimit, capacity),
+  });
+  ALGORITHMS[resolved.algorithm].validate(resolved, where);
+  return resolved;
+}
+
+/**
+ * The longest any state of `policies` can take to be as good as fresh again, from a bucket owed in full
+ * (the deepest a refused request takes one): a store keeps a key at least this long after its limits
+ * change, so that no bucket is forgotten sooner than the new limits refill it.
+ *
+ * @example
+ * refillBoundMs(resolvePolicies({ limit: 10, window: '1m' })); // 120000
+ */
+export function refillBoundMs(policies: readonly ResolvedPolicy[]): number {
+  let bound = 0;
+  for (const { windowMs, capacityUnits, limit } of policies) {
+    bound = Math.max(bound, 2 * Math.max(windowMs, Math.ceil(capacityUnits / limit)));
+  }
+  return bound;
+}

@@ -15,6 +15,13 @@ import { describeValue, isSettingsObject, ownOptions, positiveWholeNumber } from
 import { bucketOwner } from './bucket-key.js';
 import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
+import {
+  type LimitOverride,
+  type Override,
+  type OverrideOptions,
+  overrideOf,
+  resolveOverride,
+} from './overrides.js';
 import { maxExtraTokensOf, type Reservation, reservationOf } from './reservation.js';
 import { slicedChecks } from './sliced-checks.js';
 
@@ -91,6 +98,18 @@ export interface LimiterOptions {
    * createLimiter({ policies: { limit: 5, window: '1m', algorithm: 'fixed-window' }, continueExceeding: true });
    */
   continueExceeding?: boolean;
+  /**
+   * Lets `setOverride` change one client's limits at runtime, fleet-wide: every check reads the key's
+   * override in the same store step (on Redis, the same script call), so the next check in any process
+   * decides by it. Costs the store one more read per check, and the limiter keeps no deny cache (another
+   * process may raise a limit at any moment). When the store fails, the insurance limiter decides by the
+   * policies' own limits. Not with a sliced policy. Default: `false`.
+   *
+   * @example
+   * const limiter = createLimiter({ store, policies: { limit: 100, window: '1m' }, overrides: true });
+   * await limiter.setOverride('key:acme', 1000, { ttl: '30d' });
+   */
+  overrides?: boolean;
 }
 
 /** A limiter's ban: see {@link LimiterOptions.ban}. */
@@ -168,6 +187,20 @@ export interface Limiter {
    * token slice of it (other processes spend what is left of theirs).
    */
   reset(key: string): Promise<void>;
+  /**
+   * Gives `key` other limits, in every process, from its next check: a number for a limiter of one policy,
+   * or limits by policy name. Its buckets stay as they are (tokens used stay used; a token bucket above
+   * its new burst is cut to it). Checked first: a bad override throws a `TypeError` and nothing is
+   * stored. Needs `overrides: true`. Rejects when the store fails.
+   *
+   * @example
+   * await limiter.setOverride('key:acme', { limit: 1000, burst: 2000 }, { ttl: '1h' });
+   */
+  setOverride(key: string, override: LimitOverride, options?: OverrideOptions): Promise<void>;
+  /** Gives `key` the policies' own limits again, in every process. Needs `overrides: true`. */
+  removeOverride(key: string): Promise<void>;
+  /** `key`'s override in force, as the store holds it; `undefined`: none. Needs `overrides: true`. */
+  getOverride(key: string): Promise<Override | undefined>;
 }
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -204,6 +237,15 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
   const onStoreError = onStoreErrorOption(options.onStoreError, 'onStoreError');
   const ban = refusalRule(options.ban, options.exponentialBackoff, options.continueExceeding, '');
   const slice = policies[0]?.slice;
+  const overrides = penaltyFlag(options.overrides, 'overrides');
+  if (overrides && slice !== undefined) {
+    throw new TypeError(
+      'overrides cannot be combined with policy.slice: slices admit without asking the store',
+    );
+  }
+  if (overrides && typeof store.override !== 'function') {
+    throw new TypeError('overrides need a store that holds them, such as MemoryStore or RedisStore');
+  }
   if (slice !== undefined && ban !== undefined) {
     // A slice admits in process, where refusals in a row go uncounted and a ban or backoff unseen.
     const rule =
@@ -213,7 +255,10 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     );
   }
   const insurance = insuranceFor(policies, options.insurance, store.clock, ban);
-  const denyCache = denyCacheFor(store, policies, options.denyCache, ban !== undefined);
+  // Another process may raise a client's limit at any moment: a denial kept here could be stale.
+  const denyCache = overrides
+    ? undefined
+    : denyCacheFor(store, policies, options.denyCache, ban !== undefined);
   // Stores that may hang and do not give up by themselves are given up on here.
   // Our own memory store answers at once: no promise to wait for, no deadline to watch, and (being local)
   // no deny cache to fill. Not one whose update() a subclass wraps: that one is called as any store is.
@@ -222,7 +267,10 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
       ? store
       : undefined;
   const watch = store.local === true || store.enforcesTimeout === true ? undefined : new DeadlineWatch();
-  const smallestCapacity = Math.min(...policies.map((p) => p.capacity));
+  // With overrides, a client's capacities are the store's to know.
+  const smallestCapacity = overrides
+    ? Number.POSITIVE_INFINITY
+    : Math.min(...policies.map((p) => p.capacity));
   const maxExtraTokens = maxExtraTokensOf(policies);
   const events = new LimiterEvents(namespace);
 
@@ -250,14 +298,14 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     const startedMs = events.storeCallStarts();
     let decision: Decision;
     try {
-      const request = { key: owner, policies, cost, mode: effectiveMode, timeoutMs, ban };
+      const request = { key: owner, policies, cost, mode: effectiveMode, timeoutMs, ban, overrides };
       if (memoryStore !== undefined) {
         decision = memoryStore[decideAtOnce](request);
       } else {
         const result = await (watch === undefined || timeoutMs === undefined
           ? store.update(request)
           : watch.watch(store.update(request), timeoutMs));
-        decision = decide(policies, result, cost);
+        decision = decide(result.policies ?? policies, result, cost);
         if (denyCache !== undefined) {
           if (isCheck) denyCache.record(owner, result, decision, askedAtMs);
           else denyCache.forget(owner); // the levels moved outside a check: what was cached no longer holds
@@ -341,6 +389,24 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     else await run(key, Math.abs(tokens), mode, 'throw');
   }
 
+  /** One override operation on `key`; throws unless the limiter was made with `overrides: true`. */
+  async function overrideOp(
+    key: string,
+    mode: 'set' | 'remove' | 'get',
+    override?: readonly ResolvedPolicy[],
+    ttlMs?: number,
+  ): Promise<Override | undefined> {
+    if (!overrides || store.override === undefined) {
+      throw new TypeError(
+        'setOverride, removeOverride and getOverride need createLimiter({ overrides: true })',
+      );
+    }
+    const owner = bucketOwner(namespace, key);
+    const request = { key: owner, policies, ban, mode, ttlMs, timeoutMs };
+    const stored = await store.override(override === undefined ? request : { ...request, override });
+    return overrideOf(stored);
+  }
+
   function answeredInProcess(owner: string, decision: Decision, dryRun: boolean): void {
     events.denyCacheHit(owner, decision);
     events.decided(owner, decision, dryRun, Number.NaN);
@@ -391,6 +457,20 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
       await insurance.reset(owner);
       await store.reset(owner, policies, ban);
     },
+    async setOverride(key, override, overrideOptions) {
+      const resolved = resolveOverride(policies, override);
+      const ttl = ownField(overrideOptions, 'ttl');
+      await overrideOp(
+        key,
+        'set',
+        resolved,
+        ttl === undefined ? undefined : parseDuration(ttl, 'override ttl'),
+      );
+    },
+    async removeOverride(key) {
+      await overrideOp(key, 'remove');
+    },
+    getOverride: (key) => overrideOp(key, 'get'),
   };
 }
 

@@ -124,5 +124,13 @@ export function zeroLimiter(
     refund: async () => {},
     reward: async () => {},
     reset: async () => {},
+    setOverride: noOverrides,
+    removeOverride: noOverrides,
+    getOverride: noOverrides,
   };
+}
+
+/** A limit of 0 never asks the store, where overrides are read: there is nothing to override. */
+async function noOverrides(): Promise<never> {
+  throw new TypeError('a limit of 0 refuses every request by itself and holds no overrides');
 }

@@ -31,6 +31,11 @@ export interface BucketRequest {
    */
   readonly ban?: BanRule | undefined;
   /**
+   * Whether the key's override, if one is in force (see {@link Store.override}), replaces the policies'
+   * limits. Stable per limiter, like `policies`. Default: `false`.
+   */
+  readonly overrides?: boolean | undefined;
+  /**
    * How long the caller waits for an answer, in ms. A store that can be slow gives up after this long
    * (rejecting with `StoreUnavailableError`) and makes sure an operation it gave up on is not applied
    * later. `undefined`: wait as long as it takes.
@@ -59,6 +64,39 @@ export interface BucketResult {
    * store's clock; 0 or absent when it is not.
    */
   readonly backoffUntilMs?: number;
+  /**
+   * With `overrides`: the policies the store decided by when an override was in force (the request's,
+   * with the override's limits, in the same order; `states` are in their terms); absent when none was.
+   */
+  readonly policies?: readonly ResolvedPolicy[];
+}
+
+/**
+ * One operation on a key's override: limits that replace its policies' for a while, read by every check
+ * that asks for overrides, in the same store step as the check.
+ */
+export interface OverrideRequest {
+  /** The key's owner, encoded as for {@link BucketRequest.key}. */
+  readonly key: string;
+  /** The limiter's own policies and ban, which name the key's buckets (as for {@link BucketRequest}). */
+  readonly policies: readonly ResolvedPolicy[];
+  readonly ban?: BanRule | undefined;
+  /** Write an override, remove it, or read it. */
+  readonly mode: 'set' | 'remove' | 'get';
+  /** `set`: the policies with the override's limits, in the order of `policies`. */
+  readonly override?: readonly ResolvedPolicy[];
+  /** `set`: how long the override lasts, in ms; `undefined`: until it is removed. */
+  readonly ttlMs?: number | undefined;
+  /** As for {@link BucketRequest.timeoutMs}. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** The override a key has (after a `set`, the one written); `undefined` for none. */
+export interface OverrideResult {
+  /** The policies with the override's limits, in the order of the request's. */
+  readonly policies: readonly ResolvedPolicy[];
+  /** When it ends, in ms by the store's clock; `undefined`: when it is removed. */
+  readonly expiresAtMs: number | undefined;
 }
 
 /** One lease operation on a key (see `createConcurrencyLimiter`). */
@@ -102,6 +140,13 @@ export interface Store {
    * it serves rate limits only. Both `MemoryStore` and `RedisStore` have it.
    */
   lease?(request: LeaseRequest): Promise<LeaseResult>;
+  /**
+   * Writes, removes or reads a key's override, atomically with the key's checks. Optional: a store
+   * without it serves limiters without `overrides`. Both `MemoryStore` and `RedisStore` have it. A
+   * change keeps the key's buckets as they stand (tokens used stay used) and makes sure no bucket is
+   * forgotten sooner than the new limits would refill it.
+   */
+  override?(request: OverrideRequest): Promise<OverrideResult | undefined>;
   /**
    * `true` when the store itself gives up after `timeoutMs` (as `RedisStore` does). Otherwise a limiter
    * stops waiting for it after that long on its own, so a store that hangs cannot hang requests.

@@ -36,6 +36,7 @@ function check(
     key,
     policies,
     ban: undefined,
+    overrides: false,
     nowArg: '',
     cost: 1,
     mode: 'consume',
@@ -45,8 +46,8 @@ function check(
 }
 
 describe('the settle script’s ARGV', () => {
-  it('writes a policy set as n, then code, fields, limit, windowMs, capacityUnits per policy, then the ban and the penalties', () => {
-    expect(policySetArgs(two, ban)).toEqual([
+  it('writes a policy set as n, then code, fields, limit, windowMs, capacityUnits per policy, then the ban and the rules', () => {
+    expect(policySetArgs(two, ban, false)).toEqual([
       '2',
       '1',
       '2',
@@ -62,20 +63,32 @@ describe('the settle script’s ARGV', () => {
       '60000',
       '0',
     ]);
-    expect(policySetArgs(one, undefined)).toEqual(['1', '1', '2', '10', '1000', '10000', '0', '0', '0']);
+    expect(policySetArgs(one, undefined, false)).toEqual([
+      '1',
+      '1',
+      '2',
+      '10',
+      '1000',
+      '10000',
+      '0',
+      '0',
+      '0',
+    ]);
     const penalties = { after: 0, durationMs: 0, exponentialBackoff: true, continueExceeding: true };
-    expect(policySetArgs(one, penalties).slice(-3)).toEqual(['0', '0', '3']);
+    expect(policySetArgs(one, penalties, false).slice(-3)).toEqual(['0', '0', '3']);
+    expect(policySetArgs(one, penalties, true).slice(-3)).toEqual(['0', '0', '7']);
+    expect(policySetArgs(one, undefined, true).slice(-3)).toEqual(['0', '0', '4']);
   });
 
   it('sends each set and each shape once, and names no check’s shape when there is one shape', () => {
     const call = new ScriptCall(
-      (c) => policySetArgs(c.policies, c.ban),
+      (c) => policySetArgs(c.policies, c.ban, c.overrides),
       () => '',
     );
     expect([call.add(check('a', one)), call.add(check('b', one))]).toEqual([1, 1]);
     expect(call.keys).toEqual(['a', 'b']);
     expect(call.args()).toEqual([
-      ...['1', ...policySetArgs(one, undefined)],
+      ...['1', ...policySetArgs(one, undefined, false)],
       '1',
       '1',
       '',
@@ -87,7 +100,7 @@ describe('the settle script’s ARGV', () => {
 
   it('names each check’s shape, in KEYS order, when shapes differ', () => {
     const call = new ScriptCall(
-      (c) => policySetArgs(c.policies, c.ban),
+      (c) => policySetArgs(c.policies, c.ban, c.overrides),
       (c) => (c.timeoutMs === undefined ? '' : '99'),
     );
     call.add(check('a', one));
@@ -96,8 +109,8 @@ describe('the settle script’s ARGV', () => {
     expect(call.shapes).toBe(2);
     expect(call.args()).toEqual([
       '2',
-      ...policySetArgs(one, undefined),
-      ...policySetArgs(two, ban),
+      ...policySetArgs(one, undefined, false),
+      ...policySetArgs(two, ban, false),
       '2',
       ...['1', '', '', '1', 'consume'],
       ...['2', '5', '99', '2', 'peek'],
@@ -115,7 +128,7 @@ describe('the settle script’s reply', () => {
     let at = firstAnswerAt(2);
     expect(nowOfShape(reply, 1)).toBe(1000);
     expect(nowOfShape(reply, 2)).toBe(2000);
-    expect(bucketResultOf(two, ban, reply, at, 1000)).toEqual({
+    expect(bucketResultOf(decided, reply, at, 1000)).toEqual({
       applied: true,
       nowMs: 1000,
       states: [
@@ -129,5 +142,23 @@ describe('the settle script’s reply', () => {
     at += answerLength(reply, at, decided);
     expect(answerStatus(reply, at)).toBe(REFUSED);
     expect(at + answerLength(reply, at, decided)).toBe(reply.length);
+  });
+
+  it('ends the answer of a check that reads overrides with the override it was decided by', () => {
+    const overridable = check('a', one, { overrides: true });
+    const none = [1000, 1, 9000, 1000, 0];
+    expect(answerLength(none, 1, overridable)).toBe(4);
+    expect(bucketResultOf(overridable, none, 1, 1000)).toEqual({
+      applied: true,
+      nowMs: 1000,
+      states: [[9000, 1000]],
+      bannedUntilMs: 0,
+    });
+    const raised = [1000, 1, 9000, 1000, '0:20:30'];
+    const result = bucketResultOf(overridable, raised, 1, 1000);
+    expect(result.policies?.map(({ limit, capacity }) => [limit, capacity])).toEqual([[20, 30]]);
+    // One that fits no policy (too few limits, a zero) is none: the script decides by the policies too.
+    expect(bucketResultOf(overridable, [1000, 1, 9000, 1000, '0:20'], 1, 1000).policies).toBeUndefined();
+    expect(bucketResultOf(overridable, [1000, 1, 9000, 1000, '0:0:30'], 1, 1000).policies).toBeUndefined();
   });
 });

@@ -80,6 +80,11 @@ export class EvictionHeap {
     this.#siftUp(this.#tierOf(slot), slot, this.#position[slot] as number);
   }
 
+  /** Keeps a slot until `idleAtMs` at least, in its tier: a later idle time needs no move. */
+  extend(slot: number, idleAtMs: number): void {
+    if (idleAtMs > (this.#idleAtMs[slot] as number)) this.#idleAtMs[slot] = idleAtMs;
+  }
+
   /** Removes a slot, wherever it is. */
   remove(slot: number): void {
     const tier = this.#tierOf(slot);

@@ -1,11 +1,21 @@
 /** Buckets in this process's memory: the default store, for one server, for tests, and as insurance. */
 
 import { decideFields } from '../../algorithms/decide.js';
+import { refillBoundMs } from '../../algorithms/policies.js';
+import { ALGORITHMS } from '../../algorithms/registry.js';
 import { policyStates, type Settled, settlePolicies, stateFieldCount } from '../../algorithms/settle.js';
 import type { BanRule } from '../../model/ban.js';
 import type { Decision } from '../../model/decision.js';
 import type { ResolvedPolicy } from '../../model/policy.js';
-import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../model/store.js';
+import type {
+  BucketRequest,
+  BucketResult,
+  LeaseRequest,
+  LeaseResult,
+  OverrideRequest,
+  OverrideResult,
+  Store,
+} from '../../model/store.js';
 import { policySetKey } from '../policy-set-key.js';
 import { EvictionHeap } from './eviction-heap.js';
 import { refusesAgain } from './exhausted.js';
@@ -38,10 +48,21 @@ export interface MemoryStoreOptions {
   clock?: () => number;
 }
 
-/** The keys of one policy set (and ban): each key's slot, and how many numbers its states take. */
+/**
+ * The keys of one policy set (and ban): each key's slot, how many numbers its states take, and the keys'
+ * overrides.
+ */
 interface Table {
   readonly slots: Map<string, number>;
   readonly fields: number;
+  readonly overrides: Map<string, StoredOverride>;
+}
+
+/** An override as the memory store holds it: the policies it decides by, and when it ends (ms). */
+interface StoredOverride {
+  readonly policies: readonly ResolvedPolicy[];
+  /** `Infinity`: when it is removed. */
+  readonly expiresAtMs: number;
 }
 
 /** The name of {@link MemoryStore}'s synchronous update and decision, kept out of its public surface. */
@@ -88,6 +109,8 @@ export class MemoryStore implements Store {
   readonly #freeSlots: number[] = [];
   /** Where a check brings a key's states forward before they are written back (or not). */
   #work = new Float64Array(0);
+  /** The policies the last settle was decided by when an override was in force; `undefined`: none was. */
+  #overridden: readonly ResolvedPolicy[] | undefined;
   /** Leases by key, for concurrency limits, bounded by `maxKeys` apart from the rate-limit keys. */
   readonly #leases: LeaseTable;
 
@@ -118,9 +141,12 @@ export class MemoryStore implements Store {
   async update(request: BucketRequest): Promise<BucketResult> {
     const nowMs = this.#checkedNow();
     const { applied, bannedUntilMs, backoffUntilMs } = this.#settle(request, nowMs);
-    const states = policyStates(request.policies, this.#work);
-    if (!request.ban?.exponentialBackoff) return { applied, nowMs, states, bannedUntilMs };
-    return { applied, nowMs, states, bannedUntilMs, backoffUntilMs };
+    const overridden = this.#overridden;
+    const states = policyStates(overridden ?? request.policies, this.#work);
+    const result: BucketResult = request.ban?.exponentialBackoff
+      ? { applied, nowMs, states, bannedUntilMs, backoffUntilMs }
+      : { applied, nowMs, states, bannedUntilMs };
+    return overridden === undefined ? result : { ...result, policies: overridden };
   }
 
   /**
@@ -130,19 +156,31 @@ export class MemoryStore implements Store {
   [decideAtOnce](request: BucketRequest): Decision {
     const nowMs = this.#checkedNow();
     const { applied, bannedUntilMs, backoffUntilMs } = this.#settle(request, nowMs);
-    const { policies, cost } = request;
-    return decideFields(policies, this.#work, applied, nowMs, bannedUntilMs, backoffUntilMs, cost);
+    const policies = this.#overridden ?? request.policies;
+    return decideFields(policies, this.#work, applied, nowMs, bannedUntilMs, backoffUntilMs, request.cost);
   }
 
-  /** Settles `request` at `nowMs`, leaving the key's states in `#work`. */
-  #settle({ key, policies, cost, mode, ban }: BucketRequest, nowMs: number): Settled {
-    const table = this.#table(policies, ban);
+  /**
+   * Settles `request` at `nowMs`, leaving the key's states in `#work`, and in `#overridden` the policies
+   * of the override it was decided by (`undefined`: none was in force).
+   */
+  #settle({ key, policies: own, cost, mode, ban, overrides }: BucketRequest, nowMs: number): Settled {
+    const table = this.#table(own, ban);
+    const override = overrides === true ? this.#overrideOf(table, key, nowMs) : undefined;
+    const policies = override?.policies ?? own;
+    this.#overridden = override?.policies;
     const work = this.#work;
     let slot = table.slots.get(key);
     const stored = slot !== undefined && this.#heap.idleAtMs(slot) > nowMs;
     if (stored) copy(this.#values, (slot as number) * this.#stride, work, 0, table.fields);
     const settled = settlePolicies(policies, work, stored, cost, mode, nowMs, ban);
-    const { keepMs } = settled;
+    let { keepMs } = settled;
+    if (override !== undefined && keepMs !== undefined) {
+      // Kept, too, until the policies' own limits would have refilled it once the override is over.
+      const remainingMs =
+        override.expiresAtMs === Number.POSITIVE_INFINITY ? 0 : override.expiresAtMs - nowMs;
+      keepMs = Math.max(keepMs, remainingMs + idleMsUnder(own, work, nowMs));
+    }
     if (keepMs === 0) {
       if (slot !== undefined) this.#forget(slot);
     } else if (keepMs !== undefined) {
@@ -156,6 +194,56 @@ export class MemoryStore implements Store {
       copy(work, 0, this.#values, slot * this.#stride, table.fields);
     }
     return settled;
+  }
+
+  /** The key's override in force at `nowMs`; one that has ended is forgotten. */
+  #overrideOf(table: Table, key: string, nowMs: number): StoredOverride | undefined {
+    if (table.overrides.size === 0) return undefined;
+    const override = table.overrides.get(key);
+    if (override === undefined || override.expiresAtMs > nowMs) return override;
+    table.overrides.delete(key);
+    return undefined;
+  }
+
+  /** {@inheritDoc Store.override} */
+  async override(request: OverrideRequest): Promise<OverrideResult | undefined> {
+    const { key, policies, ban, mode, override, ttlMs } = request;
+    const nowMs = this.#checkedNow();
+    const table = this.#table(policies, ban);
+    if (mode === 'get') {
+      const found = this.#overrideOf(table, key, nowMs);
+      return found && resultOf(found);
+    }
+    const before = this.#overrideOf(table, key, nowMs);
+    let written: StoredOverride | undefined;
+    if (mode === 'set') {
+      if (override === undefined) throw new TypeError('an override to set needs its policies');
+      written = {
+        policies: override,
+        expiresAtMs: ttlMs === undefined ? Number.POSITIVE_INFINITY : nowMs + ttlMs,
+      };
+      this.#dropEndedOverrides(table, nowMs);
+      table.overrides.set(key, written);
+    } else {
+      table.overrides.delete(key);
+    }
+    // The buckets stay as they are; none may be forgotten before the limits now in force refill it.
+    const slot = table.slots.get(key);
+    if (
+      slot !== undefined &&
+      this.#heap.idleAtMs(slot) > nowMs &&
+      (before !== undefined || written !== undefined)
+    ) {
+      this.#heap.extend(slot, nowMs + refillBoundMs(written?.policies ?? policies));
+    }
+    return written && resultOf(written);
+  }
+
+  /** Forgets overrides that have ended, so that a table holds no more of them than are in force. */
+  #dropEndedOverrides(table: Table, nowMs: number): void {
+    for (const [key, { expiresAtMs }] of table.overrides) {
+      if (expiresAtMs <= nowMs) table.overrides.delete(key);
+    }
   }
 
   /** {@inheritDoc Store.lease} */
@@ -185,7 +273,11 @@ export class MemoryStore implements Store {
     let table = this.#tableOf.get(asked);
     if (table === undefined) {
       const setKey = policySetKey(policies, ban);
-      table = this.#tables.get(setKey) ?? { slots: new Map(), fields: stateFieldCount(policies, ban) };
+      table = this.#tables.get(setKey) ?? {
+        slots: new Map(),
+        fields: stateFieldCount(policies, ban),
+        overrides: new Map(),
+      };
       this.#tables.set(setKey, table);
       this.#tableOf.set(asked, table);
       this.#fit(table.fields);
@@ -245,6 +337,22 @@ export class MemoryStore implements Store {
     this.#capacity = capacity;
     this.#heap.grow(capacity);
   }
+}
+
+/** How long the states in `st` (brought to `nowMs`) take to be as good as fresh under `policies`. */
+function idleMsUnder(policies: readonly ResolvedPolicy[], st: Float64Array, nowMs: number): number {
+  let idleMs = 0;
+  for (let i = 0, o = 0; i < policies.length; i++) {
+    const policy = policies[i] as ResolvedPolicy;
+    const algorithm = ALGORITHMS[policy.algorithm];
+    idleMs = Math.max(idleMs, algorithm.idleMs(policy, st, o, nowMs));
+    o += algorithm.fields;
+  }
+  return idleMs;
+}
+
+function resultOf({ policies, expiresAtMs }: StoredOverride): OverrideResult {
+  return { policies, expiresAtMs: expiresAtMs === Number.POSITIVE_INFINITY ? undefined : expiresAtMs };
 }
 
 /** Copies `count` numbers; a loop, since views of typed arrays would be allocated on every check. */

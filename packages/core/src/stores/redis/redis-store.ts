@@ -1,7 +1,17 @@
 /** Buckets and leases in Redis, shared by every app server: each check is decided by one atomic script. */
+
+import { refillBoundMs } from '../../algorithms/policies.js';
 import type { BanRule } from '../../model/ban.js';
 import type { ResolvedPolicy } from '../../model/policy.js';
-import type { BucketRequest, BucketResult, LeaseRequest, LeaseResult, Store } from '../../model/store.js';
+import type {
+  BucketRequest,
+  BucketResult,
+  LeaseRequest,
+  LeaseResult,
+  OverrideRequest,
+  OverrideResult,
+  Store,
+} from '../../model/store.js';
 import { DeadlineWatch } from '../../support/deadline-watch.js';
 import { StoreUnavailableError } from '../../support/store-error.js';
 import { Warnings } from '../../support/warnings.js';
@@ -23,9 +33,14 @@ import {
   LEASE_SCRIPT,
   leaseArgs,
   leaseReplyOf,
+  OVERRIDE_SCRIPT,
+  overrideArgs,
+  overrideLimitsArg,
+  overrideReplyOf,
   REFUSED,
   refusalOf,
   SETTLE_SCRIPT,
+  storedOverrideOf,
 } from './script/wire.js';
 import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
 import { ServerClockOffset } from './server-clock.js';
@@ -104,10 +119,12 @@ export class RedisStore implements Store {
   }
 
   /** {@inheritDoc Store.update} */
-  async update({ key, policies, cost, mode, timeoutMs, ban }: BucketRequest): Promise<BucketResult> {
+  async update(request: BucketRequest): Promise<BucketResult> {
+    const { key, policies, cost, mode, timeoutMs, ban } = request;
     const storeKey = this.#keyOf(key, policies, ban);
     const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
-    const check = { key: storeKey, policies, ban, nowArg, cost, mode, timeoutMs };
+    const overrides = request.overrides === true;
+    const check = { key: storeKey, policies, ban, overrides, nowArg, cost, mode, timeoutMs };
     const starting = this.#admit(timeoutMs);
     if (starting !== undefined) await starting;
     let scriptAnswer: ScriptAnswer;
@@ -136,7 +153,30 @@ export class RedisStore implements Store {
     }
     this.#breaker.succeeded();
     if (!this.#serverChecked) this.#checkServer();
-    return bucketResultOf(policies, ban, answers, at, nowMs);
+    return bucketResultOf(check, answers, at, nowMs);
+  }
+
+  /** {@inheritDoc Store.override} */
+  async override(request: OverrideRequest): Promise<OverrideResult | undefined> {
+    const { key, policies, ban, mode, override, ttlMs, timeoutMs } = request;
+    if (mode === 'set' && override === undefined)
+      throw new TypeError('an override to set needs its policies');
+    const storeKey = this.#keyOf(key, policies, ban);
+    const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
+    const limits = override === undefined ? '' : overrideLimitsArg(override);
+    const keepMs = refillBoundMs(override ?? policies);
+    const args = overrideArgs(mode, nowArg, limits, ttlMs, keepMs);
+    const send = () => this.#client.runScript(OVERRIDE_SCRIPT, [`${storeKey}:o`, storeKey], args);
+    const [nowMs, stored] = overrideReplyOf(await this.#call(timeoutMs, send, true));
+    this.#breaker.succeeded();
+    if (mode === 'set') {
+      const policiesNow = override as readonly ResolvedPolicy[];
+      return { policies: policiesNow, expiresAtMs: ttlMs === undefined ? undefined : nowMs + ttlMs };
+    }
+    const found = storedOverrideOf(policies, stored);
+    // Redis expires it by its own clock; an injected clock (tests) may have passed its end first.
+    if (found?.expiresAtMs !== undefined && found.expiresAtMs <= nowMs) return undefined;
+    return found;
   }
 
   /** {@inheritDoc Store.lease} */

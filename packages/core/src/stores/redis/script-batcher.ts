@@ -4,8 +4,6 @@
  * as one script call. Redis pays its per-command cost once per batch, and — unlike a client's own
  * auto-pipelining — each check's deadline starts when it is really written.
  */
-import type { BanRule } from '../../model/ban.js';
-import type { ResolvedPolicy } from '../../model/policy.js';
 import type { DeadlineWatch, Watched } from '../../support/deadline-watch.js';
 import type { StoreUnavailableError } from '../../support/store-error.js';
 import {
@@ -94,6 +92,7 @@ export class ScriptBatcher {
   readonly #settings: BatcherSettings;
   readonly #groups = new Map<number, Group>();
   readonly #policyArgs = new WeakMap<object, string[]>();
+  readonly #overridableArgs = new WeakMap<object, string[]>();
 
   constructor(settings: BatcherSettings) {
     this.#settings = settings;
@@ -140,7 +139,7 @@ export class ScriptBatcher {
     const sentAtMs = Date.now();
     const sentOnWatchMs = performance.now(); // the watch's clock: monotonic
     const call = new ScriptCall(
-      (check) => this.#argsOf(check.policies, check.ban),
+      (check) => this.#argsOf(check),
       (check) => deadlineArg(sentAtMs, check.timeoutMs),
     );
     for (const queued of batch) {
@@ -177,13 +176,17 @@ export class ScriptBatcher {
     if (group.inFlight === 0 && group.queue.length > 0 && !group.scheduled) this.#flush(group);
   }
 
-  /** A policy set's `policySetArgs`, made once per set (the ban rule, or else the policies, names it). */
-  #argsOf(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): string[] {
+  /**
+   * A check's `policySetArgs`, made once per set (the ban rule, or else the policies, names it, apart
+   * for a limiter that reads overrides).
+   */
+  #argsOf({ policies, ban, overrides }: ScriptCheck): string[] {
     const setId = ban ?? policies;
-    let args = this.#policyArgs.get(setId);
+    const cache = overrides ? this.#overridableArgs : this.#policyArgs;
+    let args = cache.get(setId);
     if (args === undefined) {
-      args = policySetArgs(policies, ban);
-      this.#policyArgs.set(setId, args);
+      args = policySetArgs(policies, ban, overrides);
+      cache.set(setId, args);
     }
     return args;
   }

@@ -63,9 +63,9 @@ end
 
 -- sets[s] = { code, fields, limit, window, capacity, (and so on for each policy) }, with .ban =
 -- { after, duration } or nil, .backoff and .restart (exponentialBackoff, continueExceeding), .rule
--- (whether a refusal is written: any of the three), .fields, how many numbers its stored state has, and
--- .one, whether it is one policy and none of the three. banned, backedOff, penalized: whether some set
--- has a ban, a backoff, either penalty.
+-- (whether a refusal is written: any of the three), .overridable (whether its checks read their key's
+-- override), .fields, how many numbers its stored state has, and .one, whether it is one policy and
+-- none of the four. banned, backedOff, penalized: whether some set has a ban, a backoff, either penalty.
 local argv, sets, a, banned, backedOff, penalized = ARGV, {}, 2, false, false, false
 for s = 1, tonumber(argv[1]) do
   local last = a + 5 * tonumber(argv[a])
@@ -85,10 +85,10 @@ for s = 1, tonumber(argv[1]) do
       banned = true
       fields = fields + 2
     end
-    set.backoff, set.restart = penalties % 2 == 1, penalties >= 2
-    set.rule = after > 0 or penalties > 0
+    set.backoff, set.restart, set.overridable = penalties % 2 == 1, penalties % 4 >= 2, penalties >= 4
+    set.rule = after > 0 or set.backoff or set.restart
     if set.backoff then fields = fields + 3 end
-    backedOff, penalized = backedOff or set.backoff, penalized or penalties > 0
+    backedOff, penalized = backedOff or set.backoff, penalized or set.backoff or set.restart
     set.fields = fields
   end
   sets[s] = set
@@ -144,8 +144,9 @@ local restart, wait
 if penalized then restart, wait = penaltySteps() end
 
 -- The answer of a check: applied, the first \`last\` state fields (the policies'), when its ban ends (nil:
--- its set has no ban), and until when its backoff holds the client back (nil: its set has none).
-local function answer(applied, st, last, bannedUntil, backoffUntil)
+-- its set has no ban), until when its backoff holds the client back (nil: its set has none), and the
+-- override it was decided by (0: none; nil: its set reads none).
+local function answer(applied, st, last, bannedUntil, backoffUntil, override)
   answers[n + 1] = applied
   for k = 1, last do answers[n + 1 + k] = reply(st[k]) end
   n = n + last + 1
@@ -156,6 +157,10 @@ local function answer(applied, st, last, bannedUntil, backoffUntil)
   if backoffUntil then
     n = n + 1
     answers[n] = reply(backoffUntil)
+  end
+  if override then
+    n = n + 1
+    answers[n] = override
   end
 end
 
@@ -209,6 +214,39 @@ local function hold(key)
   return h
 end
 
+-- A key's override, read once per batch from the key beside its buckets' (\`<key>:o\`, the same hash
+-- tag, so the same slot): 'expires:limit:burst:…' (expires 0: none; a limit and a burst per policy)
+-- makes { expires, set = the set with those limits, raw }. false: none, or one that does not fit the set.
+local overridden = {}
+local function overrideOf(key, set)
+  local found = overridden[key]
+  if found ~= nil then return found end
+  found = false
+  local raw = redis.pcall('GET', key .. ':o')
+  if type(raw) == 'string' then
+    local v, k, from, whole = {}, 0, 1, true
+    while true do
+      local sep = find(raw, ':', from, true)
+      k = k + 1
+      v[k] = tonumber(sub(raw, from, sep and sep - 1))
+      if not v[k] or v[k] < (k == 1 and 0 or 1) or v[k] % 1 ~= 0 then whole = false end
+      if not sep then break end
+      from = sep + 1
+    end
+    if whole and k == 1 + 2 * #set / 5 then
+      local copy = {}
+      for name, x in pairs(set) do copy[name] = x end
+      for p = 1, #set / 5 do
+        local i = 5 * p - 4
+        copy[i + 2], copy[i + 4] = v[2 * p], v[2 * p + 1] * set[i + 3]
+      end
+      found = { expires = v[1], set = copy, raw = raw }
+    end
+  end
+  overridden[key] = found
+  return found
+end
+
 -- A check works on a copy of its key's state, so one that writes nothing leaves it as it was; one copy
 -- serves every check of the batch.
 local st = {}
@@ -216,6 +254,13 @@ local function settle(key, set, now, cost, mode)
   local h = hold(key)
   if h.err then return refused(h.err) end
   if set.one then return settleOne(h, set, now, cost, mode) end
+  -- own: the set as the limiter sent it; set: as the key's override in force (ov) makes it.
+  local own, ov = set, false
+  if set.overridable then
+    ov = overrideOf(key, set)
+    if ov and (ov.expires == 0 or ov.expires > now) then set = ov.set else ov = false end
+  end
+  local override = own.overridable and (ov and ov.raw or 0)
   -- st: every policy's state fields, then the ban's, then the backoff's, brought to now; fitting: whether
   -- cost fits.
   local stored, fitting, o = h.stored, true, 1
@@ -231,11 +276,13 @@ local function settle(key, set, now, cost, mode)
   if backoff then BACKOFF.current(st, b, stored) end
   if ban then BAN.current(st, o, stored, now) end
   local check = mode == 'consume' or mode == 'peek'
-  if ban and check and BAN.banned(st, o, now) then return answer(0, st, last, st[o + 1], backoff and st[b + 1]) end
+  if ban and check and BAN.banned(st, o, now) then
+    return answer(0, st, last, st[o + 1], backoff and st[b + 1], override)
+  end
   -- Held back: refused whatever the policies say, and (for a consume) one more refusal in the row.
   if check and backoff and st[b + 1] > now then fitting = false end
   if mode == 'peek' or (mode == 'consume' and not fitting and not set.rule) then
-    return answer(fitting and 1 or 0, st, last, ban and 0, backoff and st[b + 1])
+    return answer(fitting and 1 or 0, st, last, ban and 0, backoff and st[b + 1], override)
   end
 
   local applied = 1
@@ -264,12 +311,20 @@ local function settle(key, set, now, cost, mode)
     bannedUntil = st[o + 1]
   end
   if backoff then quiet = max(quiet, BACKOFF.idle(st, b, now)) end
+  if ov then
+    -- Kept, too, until the policies' own limits would have refilled it once the override is over.
+    local remaining, q = ov.expires > 0 and ov.expires - now or 0, 1
+    for i = 1, #own, 5 do
+      quiet = max(quiet, remaining + idle(own[i], own[i + 2], own[i + 3], own[i + 4], st, q, now))
+      q = q + own[i + 1]
+    end
+  end
   h.dirty, h.stored = true, quiet > 0
   if quiet > 0 then
     for k = 1, set.fields do h[k] = st[k] end
     h.n, h.px = set.fields, quiet
   end
-  return answer(applied, st, last, ban and bannedUntil, backoff and st[b + 1])
+  return answer(applied, st, last, ban and bannedUntil, backoff and st[b + 1], override)
 end
 
 return settle

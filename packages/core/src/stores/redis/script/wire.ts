@@ -12,7 +12,7 @@
  *   S                          how many policy sets follow
  *   per set: n, then per policy: algorithm code, its state's field count, limit, windowMs, capacityUnits;
  *            then the ban: refusals in a row that start one (0: no ban), and how long it lasts in ms;
- *            then the penalties: 1 for exponentialBackoff + 2 for continueExceeding (0: neither)
+ *            then the rules: 1 for exponentialBackoff + 2 for continueExceeding + 4 for overrides (0: none)
  *   K                          how many shapes follow: checks of a batch are mostly alike, so what they
  *                              share is sent, and read, once
  *   per shape: set (1-based), now, deadline, cost, mode
@@ -26,29 +26,39 @@
  * now, then the checks' answers one after another, each starting with its status:
  *   1 or 0     applied or not, then every policy's state fields, then, if its set has a ban, when the
  *              client's ban ends (0: not banned), then, with exponentialBackoff, until when the client is
- *              held back (0 or past: it is not)
+ *              held back (0 or past: it is not), then, if its set reads overrides, the override it was
+ *              decided by, as stored (0: none)
  *   -1         (EXPIRED) alone: the check ran after its deadline and changed nothing
  *   -2, error  (REFUSED) Redis refused the check's key (a key of another type, no memory to write) and it
  *              changed nothing: scripts do not roll back, so one bad key must not fail the others' checks
  * Numbers are whole numbers as numbers, others as strings formatted with %.17g (a Lua number in a reply
  * is truncated to an integer). Every number the client decodes costs it, so nothing is answered twice.
  *
+ * A key's override is stored beside its buckets, at `<KEYS[c]>:o` (the same hash tag, so the same Cluster
+ * slot), as 'expires:limit:burst:…': when it ends (ms by the script's clock; 0: when it is removed),
+ * then a limit and a burst (capacity in tokens) per policy, in policy order. The settle script reads it
+ * for a set with overrides; the override script (`override-script.ts`) writes, removes and reads it.
+ *
  * The lease script (`algorithms/concurrency/concurrency.lua.ts`, whose contract is at its top) takes or
  * ends a lease: `leaseArgs` and `leaseReplyOf` below.
  */
 import { createHash } from 'node:crypto';
 import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
+import { withLimits } from '../../../algorithms/policies.js';
 import { ALGORITHMS } from '../../../algorithms/registry.js';
 import type { BanRule } from '../../../model/ban.js';
 import type { ResolvedPolicy } from '../../../model/policy.js';
-import type { BucketMode, BucketResult } from '../../../model/store.js';
+import type { BucketMode, BucketResult, OverrideResult } from '../../../model/store.js';
 import type { LuaScript } from '../redis-client.js';
+import { OVERRIDE_LUA } from './override-script.js';
 import { SETTLE_LUA } from './settle-script.generated.js';
 
 /** The script that settles a batch of checks: the committed text, as reviewed. */
 export const SETTLE_SCRIPT = luaScript(SETTLE_LUA);
 /** The script that takes or ends a lease. */
 export const LEASE_SCRIPT = luaScript(CONCURRENCY_LUA);
+/** The script that writes, removes or reads a key's override. */
+export const OVERRIDE_SCRIPT = luaScript(OVERRIDE_LUA);
 
 function luaScript(source: string): LuaScript {
   return { source, sha1: createHash('sha1').update(source).digest('hex') };
@@ -65,6 +75,8 @@ export interface ScriptCheck {
   readonly policies: readonly ResolvedPolicy[];
   /** The limiter's ban, if it has one. */
   readonly ban: BanRule | undefined;
+  /** Whether the check reads its key's override. */
+  readonly overrides: boolean;
   /** The store's clock, or `''` for the server's. */
   readonly nowArg: string;
   readonly cost: number;
@@ -73,17 +85,21 @@ export interface ScriptCheck {
 }
 
 /**
- * `n, code, fields, limit, windowMs, capacityUnits, …, banAfter, banMs, penalties`: a policy set as the
+ * `n, code, fields, limit, windowMs, capacityUnits, …, banAfter, banMs, rules`: a policy set as the
  * script reads it.
  */
-export function policySetArgs(policies: readonly ResolvedPolicy[], ban: BanRule | undefined): string[] {
+export function policySetArgs(
+  policies: readonly ResolvedPolicy[],
+  ban: BanRule | undefined,
+  overrides: boolean,
+): string[] {
   const args = [String(policies.length)];
   for (const p of policies) {
     const { code, fields } = ALGORITHMS[p.algorithm];
     args.push(String(code), String(fields), String(p.limit), String(p.windowMs), String(p.capacityUnits));
   }
-  const penalties = (ban?.exponentialBackoff ? 1 : 0) + (ban?.continueExceeding ? 2 : 0);
-  args.push(String(ban?.after ?? 0), String(ban?.durationMs ?? 0), String(penalties));
+  const rules = (ban?.exponentialBackoff ? 1 : 0) + (ban?.continueExceeding ? 2 : 0) + (overrides ? 4 : 0);
+  args.push(String(ban?.after ?? 0), String(ban?.durationMs ?? 0), String(rules));
   return args;
 }
 
@@ -93,8 +109,11 @@ export function policySetArgs(policies: readonly ResolvedPolicy[], ban: BanRule 
  */
 export class ScriptCall {
   readonly keys: string[] = [];
-  // A set is the policies and the ban of one limiter: the ban rule, made once per limiter, names it.
+  // A set is the policies and the ban of one limiter: the ban rule, made once per limiter, names it (in
+  // a map of its own for a limiter that reads overrides).
   readonly #sets = new Map<object, number>();
+  readonly #overridableSets = new Map<object, number>();
+  #setCount = 0;
   readonly #setArgs: string[] = [];
   readonly #shapes = new Map<string, number>();
   readonly #shapeArgs: string[] = [];
@@ -132,17 +151,18 @@ export class ScriptCall {
   /** `S, sets…, K, shapes…, checks…`, as the script reads them (no checks' shapes when there is one shape). */
   args(): string[] {
     const shapes = this.#shapes.size;
-    const args = [String(this.#sets.size), ...this.#setArgs, String(shapes), ...this.#shapeArgs];
+    const args = [String(this.#setCount), ...this.#setArgs, String(shapes), ...this.#shapeArgs];
     if (shapes > 1) for (const shape of this.#checkArgs) args.push(shape);
     return args;
   }
 
   #shapeOf(check: ScriptCheck): number {
     const setId = check.ban ?? check.policies;
-    let set = this.#sets.get(setId);
+    const sets = check.overrides ? this.#overridableSets : this.#sets;
+    let set = sets.get(setId);
     if (set === undefined) {
-      set = this.#sets.size + 1;
-      this.#sets.set(setId, set);
+      set = ++this.#setCount;
+      sets.set(setId, set);
       this.#setArgs.push(...this.#setArgsOf(check));
     }
     const fields = [String(set), check.nowArg, this.#deadlineOf(check), String(check.cost), check.mode];
@@ -162,6 +182,7 @@ function sameShape(a: ScriptCheck, b: ScriptCheck): boolean {
   return (
     a.policies === b.policies &&
     a.ban === b.ban &&
+    a.overrides === b.overrides &&
     a.nowArg === b.nowArg &&
     a.timeoutMs === b.timeoutMs &&
     a.cost === b.cost &&
@@ -193,21 +214,24 @@ export function refusalOf(answers: readonly unknown[], at: number): string {
 export function answerLength(
   answers: readonly unknown[],
   at: number,
-  { policies, ban }: ScriptCheck,
+  { policies, ban, overrides }: ScriptCheck,
 ): number {
   const status = answerStatus(answers, at);
   if (status === EXPIRED) return 1;
   if (status === REFUSED) return 2;
-  // applied, when the ban ends, until when the backoff holds the client back
-  let fields = 1 + (ban !== undefined && ban.after > 0 ? 1 : 0) + (ban?.exponentialBackoff ? 1 : 0);
+  // applied, when the ban ends, until when the backoff holds the client back, the override
+  let fields =
+    1 +
+    (ban !== undefined && ban.after > 0 ? 1 : 0) +
+    (ban?.exponentialBackoff ? 1 : 0) +
+    (overrides ? 1 : 0);
   for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
   return fields;
 }
 
 /** A decided check's answer at `answers[at]` (status 1 or 0) as the store answers it. */
 export function bucketResultOf(
-  policies: readonly ResolvedPolicy[],
-  ban: BanRule | undefined,
+  { policies, ban, overrides }: ScriptCheck,
   answers: readonly unknown[],
   at: number,
   nowMs: number,
@@ -223,8 +247,81 @@ export function bucketResultOf(
   });
   const applied = answerStatus(answers, at) === 1;
   const bannedUntilMs = ban !== undefined && ban.after > 0 ? Number(answers[field++]) : 0;
-  if (!ban?.exponentialBackoff) return { applied, nowMs, states, bannedUntilMs };
-  return { applied, nowMs, states, bannedUntilMs, backoffUntilMs: Number(answers[field]) };
+  const backoffUntilMs = ban?.exponentialBackoff ? Number(answers[field++]) : undefined;
+  const override = overrides ? storedOverrideOf(policies, answers[field]) : undefined;
+  if (override === undefined) {
+    if (backoffUntilMs === undefined) return { applied, nowMs, states, bannedUntilMs };
+    return { applied, nowMs, states, bannedUntilMs, backoffUntilMs };
+  }
+  const { policies: overridden } = override;
+  if (backoffUntilMs === undefined) return { applied, nowMs, states, bannedUntilMs, policies: overridden };
+  return { applied, nowMs, states, bannedUntilMs, backoffUntilMs, policies: overridden };
+}
+
+/** An override's limits as the override script stores them after its end: 'limit:burst:…'. */
+export function overrideLimitsArg(override: readonly ResolvedPolicy[]): string {
+  return override.map(({ limit, capacity }) => `${limit}:${capacity}`).join(':');
+}
+
+/** Overrides decoded, by the policies they are for and the stored string: few keys have one. */
+const decodedOverrides = new WeakMap<readonly ResolvedPolicy[], Map<string, OverrideResult | null>>();
+const MAX_DECODED = 1000;
+
+/**
+ * A stored override (`'expires:limit:burst:…'`) for `policies`; `undefined` for none (`0`, `''`) or
+ * one that does not fit them (it is then not in force: the script decides by the policies, too).
+ */
+export function storedOverrideOf(
+  policies: readonly ResolvedPolicy[],
+  stored: unknown,
+): OverrideResult | undefined {
+  if (typeof stored !== 'string' || stored === '') return undefined;
+  let decoded = decodedOverrides.get(policies);
+  if (decoded === undefined) {
+    decoded = new Map();
+    decodedOverrides.set(policies, decoded);
+  }
+  let result = decoded.get(stored);
+  if (result === undefined) {
+    result = decodeOverride(policies, stored);
+    if (decoded.size >= MAX_DECODED) decoded.clear();
+    decoded.set(stored, result);
+  }
+  return result ?? undefined;
+}
+
+function decodeOverride(policies: readonly ResolvedPolicy[], stored: string): OverrideResult | null {
+  const numbers = stored.split(':').map(Number);
+  if (numbers.length !== 1 + 2 * policies.length || !numbers.every(Number.isSafeInteger)) return null;
+  const [expiresAtMs = 0] = numbers;
+  try {
+    const overridden = policies.map((policy, i) =>
+      withLimits(policy, numbers[1 + 2 * i], numbers[2 + 2 * i], 'stored override'),
+    );
+    return { policies: Object.freeze(overridden), expiresAtMs: expiresAtMs === 0 ? undefined : expiresAtMs };
+  } catch {
+    return null; // limits no policy can have: the script does not decide by them either
+  }
+}
+
+/**
+ * The override script's ARGV: mode, now, the limits (`set`), the override's ttl in ms (`''`: none), and
+ * how long the key's buckets must be kept at least after a change, in ms.
+ */
+export function overrideArgs(
+  mode: 'set' | 'remove' | 'get',
+  nowArg: string,
+  limits: string,
+  ttlMs: number | undefined,
+  keepMs: number,
+): string[] {
+  return [mode, nowArg, limits, ttlMs === undefined ? '' : String(ttlMs), String(keepMs)];
+}
+
+/** The override script's reply: the time it ran at, and the stored override (`''`: none). */
+export function overrideReplyOf(reply: unknown): [nowMs: number, stored: string] {
+  const [nowMs, stored] = reply as unknown[];
+  return [Number(nowMs), typeof stored === 'string' ? stored : String(stored ?? '')];
 }
 
 /** The lease script's ARGV: now, deadline, mode, lease id, the most leases, a lease's life in ms. */

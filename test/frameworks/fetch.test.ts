@@ -346,6 +346,23 @@ describe('answers', () => {
     expect(skipped).toMatchObject({ allowed: true, info: undefined, headers: {} });
   });
 
+  it('sets and removes a client’s override on the wrapped handler, shown in its headers', async () => {
+    const limited = withRateLimit(() => new Response('ok'), {
+      limit: 1,
+      window: '1h',
+      algorithm: 'fixed-window',
+      ip,
+      overrides: true,
+    });
+    await limited(get());
+    expect((await limited(get())).status).toBe(429);
+    await limited.setOverride(`ip:${CLIENT}`, 3);
+    const raised = await limited(get());
+    expect([raised.status, raised.headers.get('ratelimit-policy')]).toEqual([200, '"1-per-1h";q=3;w=3600']);
+    await limited.removeOverride(`ip:${CLIENT}`);
+    expect((await limited(get())).status).toBe(429);
+  });
+
   it('resetKey refills a key', async () => {
     const limited = withRateLimit(() => new Response('ok'), { limit: 1, window: '1h', ip });
     await limited(get());

@@ -50,6 +50,22 @@ describe.each([
     expect((await request(app).post('/login')).body).toEqual({ remaining: 1, key: 'ip:127.0.0.1' });
   });
 
+  it('sets, reads and removes a client’s override through the middleware, shown in its headers', async () => {
+    const app = express();
+    const login = expressRateLimit({ limit: 1, window: '15m', algorithm: 'fixed-window', overrides: true });
+    app.post('/login', login, (_req, res) => void res.sendStatus(204));
+    await request(app).post('/login');
+    expect((await request(app).post('/login')).status).toBe(429);
+    await login.setOverride('ip:127.0.0.1', 3, { ttl: '1h' });
+    const raised = await request(app).post('/login');
+    expect([raised.status, raised.headers['ratelimit-policy']]).toEqual([204, '"1-per-15m";q=3;w=900']);
+    expect((await login.getOverride('ip:127.0.0.1'))?.policies[0]?.limit).toBe(3);
+    await login.removeOverride('ip:127.0.0.1');
+    expect((await request(app).post('/login')).status).toBe(429);
+    const plain = expressRateLimit({ limit: 1, window: '15m' });
+    await expect(plain.setOverride('ip:127.0.0.1', 3)).rejects.toThrow(/overrides: true/);
+  });
+
   it('hands requestWasSuccessful the response: here a 404 is no failure', async () => {
     const app = express();
     app.use(
@@ -129,6 +145,25 @@ describe.each([
     expect((await request(server).post('/login')).status).toBe(429);
     await request(server).post('/admin/unblock').set('x-unblock', '127.0.0.1');
     expect((await request(server).post('/login')).body).toEqual({ remaining: 1, key: 'ip:127.0.0.1' });
+  });
+
+  it('sets, reads and removes a client’s override through the middleware, shown in its headers', async () => {
+    const app = new Koa();
+    const router = new Router();
+    const login = koaRateLimit({ limit: 1, window: '15m', algorithm: 'fixed-window', overrides: true });
+    router.post('/login', login, (ctx) => {
+      ctx.status = 204;
+    });
+    app.use(router.routes());
+    const server = app.callback();
+    await request(server).post('/login');
+    expect((await request(server).post('/login')).status).toBe(429);
+    await login.setOverride('ip:127.0.0.1', 3);
+    const raised = await request(server).post('/login');
+    expect([raised.status, raised.headers['ratelimit-policy']]).toEqual([204, '"1-per-15m";q=3;w=900']);
+    expect((await login.getOverride('ip:127.0.0.1'))?.expiresAtMs).toBeUndefined();
+    await login.removeOverride('ip:127.0.0.1');
+    expect((await request(server).post('/login')).status).toBe(429);
   });
 
   it('hands requestWasSuccessful the response: here a 404 is no failure', async () => {
@@ -236,6 +271,26 @@ describe.each([
     expect((await app.inject('/')).statusCode).toBe(429);
     await app.rateLimit.resetKey('ip:127.0.0.1'); // the plugin's own limiters: the app-wide one here
     expect((await app.inject('/')).statusCode).toBe(200);
+  });
+
+  it('sets an override in the plugin’s limiters that have overrides, and on a hook of its own', async () => {
+    const app = fastify();
+    await app.register(tollgate, { limit: 1, window: '1m', algorithm: 'fixed-window', overrides: true });
+    const search = app.rateLimit({ limit: 1, window: '1m', name: 'search' });
+    app.get('/search', { onRequest: search, config: { rateLimit: false } }, async () => 'ok');
+    app.get('/', async () => 'ok');
+    app.get('/plain', { config: { rateLimit: { overrides: false, name: 'plain' } } }, async () => 'ok');
+    for (const url of ['/', '/search', '/plain']) await app.inject(url);
+    await app.rateLimit.setOverride('ip:127.0.0.1', 2); // the app-wide limiter: '/plain' has none
+    const raised = await app.inject('/');
+    expect([raised.statusCode, raised.headers['ratelimit-policy']]).toEqual([200, '"1-per-1m";q=2;w=60']);
+    expect((await app.inject('/plain')).statusCode).toBe(429);
+    expect((await app.inject('/search')).statusCode).toBe(429);
+    await search.setOverride('ip:127.0.0.1', 2);
+    expect((await app.inject('/search')).statusCode).toBe(200);
+    expect((await app.rateLimit.getOverride('ip:127.0.0.1'))?.policies[0]?.limit).toBe(2);
+    await app.rateLimit.removeOverride('ip:127.0.0.1');
+    expect((await app.inject('/')).statusCode).toBe(429);
   });
 
   it("stacks a fastify.rateLimit() hook on a route's own limiter: both in the headers, the last in request.rateLimit", async () => {

@@ -112,6 +112,22 @@ describe.each(storeKinds(() => redis))('on $name', ({ create }) => {
   });
 });
 
+describe('the middleware’s key controls', () => {
+  it('set and remove a client’s override, shown in its headers', async () => {
+    const limit = rateLimit({ limit: 1, window: '1h', algorithm: 'fixed-window', ip, overrides: true });
+    const app = new Hono();
+    app.use(limit);
+    app.get('/', (c) => c.text('ok'));
+    await app.request('/');
+    expect((await app.request('/')).status).toBe(429);
+    await limit.setOverride('ip:203.0.113.7', 3);
+    const raised = await app.request('/');
+    expect([raised.status, raised.headers.get('ratelimit-policy')]).toEqual([200, '"1-per-1h";q=3;w=3600']);
+    await limit.removeOverride('ip:203.0.113.7');
+    expect((await app.request('/')).status).toBe(429);
+  });
+});
+
 describe('the client address', () => {
   it('is getConnInfo, ip, or a key: without any, the limiter is not built', () => {
     expect(() => rateLimit({ limit: 5 })).toThrow(

@@ -411,6 +411,34 @@ describe.each(nestPlatforms)('NestJS on $name', (platform) => {
     });
   });
 
+  it('an injected TollgateLimiters sets a client’s override in every limiter with overrides', async () => {
+    @Controller()
+    class AdminController {
+      @Inject(TollgateLimiters) private readonly limiters!: TollgateLimiters;
+
+      @SkipRateLimit()
+      @Post('raise')
+      async raise() {
+        await this.limiters.setOverride('ip:127.0.0.1', 3);
+        return (await this.limiters.getOverride('ip:127.0.0.1'))?.policies[0]?.limit;
+      }
+    }
+    const metadata = {
+      imports: [
+        TollgateModule.forRoot({ limit: 1, window: '1h', algorithm: 'fixed-window', overrides: true }),
+      ],
+      controllers: [AdminController, PrecedenceController],
+      providers: [globalGuard],
+    };
+    await withApp(platform, metadata, async (app) => {
+      await app.send('GET', '/inherited');
+      expect((await app.send('GET', '/inherited')).status).toBe(429);
+      expect((await app.send('POST', '/raise')).body).toBe('3');
+      const raised = await app.send('GET', '/inherited');
+      expect([raised.status, raised.headers['ratelimit-policy']]).toEqual([200, '"1-per-1h";q=3;w=3600']);
+    });
+  });
+
   describe('with Redis down', () => {
     let server: RedisProcess;
     beforeAll(async () => {

@@ -68,7 +68,13 @@ export async function runScenarioTable(
           };
           const app = await driver.build(withDefaults(scenario.spec(driver.reader), { store, logger }));
           try {
-            const context: ScenarioContext = { clock, logged, idle, ...(storedKeys ? { storedKeys } : {}) };
+            const context: ScenarioContext = {
+              clock,
+              logged,
+              idle,
+              store,
+              ...(storedKeys ? { storedKeys } : {}),
+            };
             await scenario.run(app, context);
           } finally {
             await app.close();

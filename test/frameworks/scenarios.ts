@@ -8,8 +8,10 @@ import {
   byIp,
   byUser,
   COST_EXCEEDS_CAPACITY_TYPE,
+  createLimiter,
   firstOf,
   QUOTA_EXCEEDED_TYPE,
+  type Store,
 } from '@tollgate/core';
 import { expect } from 'vitest';
 import type { ManualClock } from '../harness/manual-clock.js';
@@ -25,6 +27,8 @@ export interface ScenarioContext {
   readonly storedKeys?: () => Promise<string[]>;
   /** Waits for what the responses so far set off in the store after they ended (refunds). */
   readonly idle: () => Promise<void>;
+  /** The scenario's store, as the app's limiters have it: another app server may share it. */
+  readonly store: Store;
 }
 
 export interface AdapterScenario {
@@ -503,5 +507,26 @@ export const adapterScenarios: AdapterScenario[] = [
       expect((await app.send('GET', '/a')).status).toBe(200);
     },
   },
+  {
+    name: 'overrides: another server raises one client’s limit; its next request and its headers show it',
+    spec: () => ({ global: { policies: [METERED], name: 'api', overrides: true } }),
+    async run(app, { store, clock }) {
+      // Another app server, on the same store: the same limiter name and policies.
+      const other = createLimiter({ store, namespace: 'api', policies: [METERED], overrides: true });
+      expect(await statuses(app, 3)).toEqual([200, 200, 429]);
+      await other.setOverride('ip:127.0.0.1', 4, { ttl: '30s' });
+      const raised = await app.send('GET', '/a');
+      expect(raised.status).toBe(200);
+      expect(raised.headers['ratelimit-policy']).toBe('"metered";q=4;w=60');
+      expect(raised.headers.ratelimit).toBe('"metered";r=1;t=60');
+      expect(await statuses(app, 2)).toEqual([200, 429]);
+      clock.advance(30_000); // the override is over: 2 a minute again, the 4 used this window counted
+      const after = await app.send('GET', '/a');
+      expect([after.status, after.headers['ratelimit-policy']]).toEqual([429, '"metered";q=2;w=60']);
+    },
+  },
   ...peerScenarios,
 ];
+
+/** The policy of the overrides scenario, as its app and the other server both have it. */
+const METERED = { limit: 2, window: '1m', algorithm: 'fixed-window', name: 'metered' } as const;

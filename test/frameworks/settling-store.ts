@@ -4,7 +4,9 @@
  */
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { BucketRequest, BucketResult, ResolvedPolicy, Store } from '@tollgate/core';
+import type { BucketRequest, BucketResult, OverrideRequest, ResolvedPolicy, Store } from '@tollgate/core';
+
+type Override = NonNullable<Store['override']>;
 
 /** A store, and a wait for every operation started on it to have finished. */
 export interface SettlingStore {
@@ -27,6 +29,9 @@ export function settlingStore(inner: Store): SettlingStore {
   const store: Store = {
     update: (request: BucketRequest): Promise<BucketResult> => track(inner.update(request)),
     reset: (key: string, policies: readonly ResolvedPolicy[]) => track(inner.reset(key, policies)),
+    ...(inner.override
+      ? { override: (request: OverrideRequest) => track((inner.override as Override)(request)) }
+      : {}),
     ...(inner.local !== undefined ? { local: inner.local } : {}),
     ...(inner.enforcesTimeout !== undefined ? { enforcesTimeout: inner.enforcesTimeout } : {}),
     ...(inner.clock !== undefined ? { clock: inner.clock } : {}),

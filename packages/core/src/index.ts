@@ -76,6 +76,7 @@ export {
   type HttpConcurrencyLimiter,
 } from './http/pipeline/http-concurrency.js';
 export { createHttpLimiter, type HttpLimiter } from './http/pipeline/http-limiter.js';
+export { groupKeyControls, type KeyControls, keyControls } from './http/pipeline/key-controls.js';
 export {
   type CheckingLimiter,
   concurrencyLifecycle,

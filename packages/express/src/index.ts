@@ -4,6 +4,8 @@ import {
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
+  type KeyControls,
+  keyControls,
   type RateLimitInfo,
   type RateLimitOptions,
   type RateLimitRejection,
@@ -22,14 +24,11 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request, Respo
   handler?: (req: Request, res: Response, next: NextFunction, info: RateLimitInfo) => unknown;
 }
 
-/** The middleware {@link rateLimit} returns: Express middleware, with its limiter's `resetKey`. */
-export interface RateLimitMiddleware extends RequestHandler {
-  /**
-   * Refills every bucket of `key` in this limiter: an identity as the key function returns it and
-   * `req.rateLimit.key` shows it (`'ip:203.0.113.7'`, `'user:42'`). For an admin's unblock.
-   */
-  resetKey(key: string): Promise<void>;
-}
+/**
+ * The middleware {@link rateLimit} returns: Express middleware, with its limiter's {@link KeyControls}
+ * (`resetKey`, `setOverride`, …), each taking a key as `req.rateLimit.key` shows it (`'ip:203.0.113.7'`).
+ */
+export interface RateLimitMiddleware extends RequestHandler, KeyControls {}
 
 declare global {
   // Express's own types merge `Request` through this namespace, in Express 4 and 5 alike.
@@ -109,7 +108,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     }
   }
 
-  return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
+  return Object.assign(rateLimit, keyControls(limiter));
 }
 
 /**

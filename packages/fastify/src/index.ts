@@ -8,7 +8,10 @@ import {
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
+  groupKeyControls,
   type HttpLimiter,
+  type KeyControls,
+  keyControls,
   mergeRateLimitOptions,
   type RateLimitInfo,
   type RateLimitOptions,
@@ -54,10 +57,8 @@ export interface RouteRateLimitOptions extends Partial<FastifyRateLimitOptions> 
 }
 
 /** A check of one limiter, for any route's `onRequest`, `preValidation` or `preHandler`. */
-export interface RateLimitHookHandler {
+export interface RateLimitHookHandler extends KeyControls {
   (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
-  /** Refills every bucket of `key` (`'ip:203.0.113.7'`, as `request.rateLimit.key` shows it) in this limiter. */
-  resetKey(key: string): Promise<void>;
 }
 
 /**
@@ -65,10 +66,12 @@ export interface RateLimitHookHandler {
  * routes the plugin does not limit by itself, such as the 404 handler:
  * `app.setNotFoundHandler({ preHandler: app.rateLimit() }, handler)`. Call it once, at startup.
  */
-export interface RateLimitDecorator {
+export interface RateLimitDecorator extends KeyControls {
+  /**
+   * Its {@link KeyControls} reach the plugin's own limiters, the app-wide one and the routes': a key is
+   * reset in all, an override set in those with `overrides: true`.
+   */
   (options?: Partial<FastifyRateLimitOptions>): RateLimitHookHandler;
-  /** Refills every bucket of `key` in the plugin's own limiters: the app-wide one and the routes'. */
-  resetKey(key: string): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -238,12 +241,9 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     const limiter = limiterOf(merged as FastifyRateLimitOptions, 'fastify.rateLimit()');
     return rateLimitHook(limiter);
   };
-  const resetKey = async (key: string) => {
-    await Promise.all(ownLimiters.map((limiter) => limiter.resetKey(key)));
-  };
+  const controls = groupKeyControls(() => ownLimiters, '@tollgate/fastify');
   // Registered twice in one context (two app-wide limiters), the first registration's decorator stays.
-  if (!fastify.hasDecorator('rateLimit'))
-    fastify.decorate('rateLimit', Object.assign(decorator, { resetKey }));
+  if (!fastify.hasDecorator('rateLimit')) fastify.decorate('rateLimit', Object.assign(decorator, controls));
 };
 
 function rateLimitHook(limiter: HttpLimiter<FastifyRequest, FastifyReply>): RateLimitHookHandler {
@@ -257,7 +257,7 @@ function rateLimitHook(limiter: HttpLimiter<FastifyRequest, FastifyReply>): Rate
     else if (handled.kind === 'stopped') reply.hijack(); // nobody to answer: no later hook, no handler
     return reply;
   }
-  return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
+  return Object.assign(rateLimit, keyControls(limiter));
 }
 
 /**

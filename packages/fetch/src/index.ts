@@ -8,6 +8,8 @@ import {
   createHttpConcurrencyLimiter,
   createHttpLimiter,
   type Handled,
+  type KeyControls,
+  keyControls,
   type RateLimitInfo,
   type RateLimitOptions,
   type RequestAccess,
@@ -102,11 +104,9 @@ export type ConcurrencyResult =
  * @example
  * const result = await limiter.check(request, ...handlerArguments);
  */
-export interface FetchRateLimiter<Args extends unknown[] = []> {
+export interface FetchRateLimiter<Args extends unknown[] = []> extends KeyControls {
   /** Decides a request and charges it; rejects with a `RateLimitError` (`throwOnLimit`) or a store error (`onStoreError: 'deny'`). */
   check(request: Request, ...args: Args): Promise<RateLimitResult>;
-  /** Refills every bucket of `key` (`info.key`: `'ip:203.0.113.7'`, `'user:42'`) in this limiter. */
-  resetKey(key: string): Promise<void>;
 }
 
 /**
@@ -179,7 +179,7 @@ export function rateLimit<Args extends unknown[] = []>(
       }
       throw failure(handled);
     },
-    resetKey: (key) => limiter.resetKey(key),
+    ...keyControls(limiter),
   };
 }
 
@@ -187,7 +187,7 @@ export function rateLimit<Args extends unknown[] = []>(
  * Wraps a handler in a {@link rateLimit} limiter: a limited request gets the 429, an allowed one the
  * handler's `Response` with the rate-limit headers. The handler's other arguments (Next.js's
  * `context`, Deno's `info`) are passed through, and to `ip`. A handler that throws is judged as the 500
- * the runtime answers. The wrapped handler has the limiter's `resetKey`.
+ * the runtime answers. The wrapped handler has the limiter's {@link KeyControls}.
  *
  * @example
  * // app/api/hello/route.ts
@@ -200,9 +200,9 @@ export function rateLimit<Args extends unknown[] = []>(
 export function withRateLimit<Req extends Request = Request, Args extends unknown[] = []>(
   handler: FetchHandler<Req, Args>,
   options: FetchRateLimitOptions<Args>,
-): FetchHandler<Req, Args> & Pick<FetchRateLimiter, 'resetKey'> {
-  const { check, resetKey } = rateLimit(options);
-  return Object.assign(guarded(check, handler), { resetKey });
+): FetchHandler<Req, Args> & KeyControls {
+  const { check, ...controls } = rateLimit(options);
+  return Object.assign(guarded(check, handler), controls);
 }
 
 /**

@@ -5,6 +5,8 @@ import {
   createHttpConcurrencyLimiter,
   createHttpLimiter,
   type Handled,
+  type KeyControls,
+  keyControls,
   RateLimitError,
   type RateLimitInfo,
   type RateLimitOptions,
@@ -82,15 +84,13 @@ declare module 'hono' {
 }
 
 /**
- * The middleware {@link rateLimit} returns, with its limiter's `resetKey`.
+ * The middleware {@link rateLimit} returns, with its limiter's {@link KeyControls} (`resetKey`,
+ * `setOverride`, …), each taking a key as `c.get('rateLimit').key` shows it.
  *
  * @example
  * await loginLimit.resetKey('ip:203.0.113.7');
  */
-export interface RateLimitMiddleware extends MiddlewareHandler {
-  /** Refills every bucket of `key` (`c.get('rateLimit').key`: `'ip:203.0.113.7'`, `'user:42'`) in this limiter. */
-  resetKey(key: string): Promise<void>;
-}
+export interface RateLimitMiddleware extends MiddlewareHandler, KeyControls {}
 
 /** Hono's compose running a middleware: on the stack of a `rateLimit()` call, a limiter made per request. */
 const HANDLING_FRAME = /[\\/]hono[\\/]dist[\\/](?:cjs[\\/])?compose\.js:/;
@@ -131,7 +131,7 @@ export function rateLimit(options: HonoRateLimitOptions): RateLimitMiddleware {
     throw failure(handled);
   }
 
-  return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
+  return Object.assign(rateLimit, keyControls(limiter));
 }
 
 /**

@@ -4,6 +4,8 @@ import {
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
+  type KeyControls,
+  keyControls,
   type RateLimitInfo,
   type RateLimitOptions,
   type RateLimitRejection,
@@ -22,14 +24,11 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context, Context['
   handler?: (ctx: Context, info: RateLimitInfo) => unknown;
 }
 
-/** The middleware {@link rateLimit} returns: Koa middleware, with its limiter's `resetKey`. */
-export interface RateLimitMiddleware extends Middleware {
-  /**
-   * Refills every bucket of `key` in this limiter: an identity as the key function returns it and
-   * `ctx.state.rateLimit.key` shows it (`'ip:203.0.113.7'`, `'user:42'`). For an admin's unblock.
-   */
-  resetKey(key: string): Promise<void>;
-}
+/**
+ * The middleware {@link rateLimit} returns: Koa middleware, with its limiter's {@link KeyControls}
+ * (`resetKey`, `setOverride`, …), each taking a key as `ctx.state.rateLimit.key` shows it.
+ */
+export interface RateLimitMiddleware extends Middleware, KeyControls {}
 
 declare module 'koa' {
   interface DefaultState {
@@ -101,7 +100,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
     if (handled.kind === 'handler' && handler) return handler(ctx, handled.info);
   }
 
-  return Object.assign(rateLimit, { resetKey: (key: string) => limiter.resetKey(key) });
+  return Object.assign(rateLimit, keyControls(limiter));
 }
 
 /**

@@ -4,8 +4,12 @@ import type { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core'
 import {
   type CheckingLimiter,
   createHttpLimiter,
+  groupKeyControls,
   type HttpLimiter,
+  type LimitOverride,
   mergeRateLimitOptions,
+  type Override,
+  type OverrideOptions,
   rateLimitLifecycle,
 } from '@tollgate/core';
 import { RATE_LIMIT, type RateLimitMark } from './decorators.js';
@@ -76,9 +80,33 @@ export class TollgateLimiters implements OnModuleInit {
     return lifecycle;
   }
 
+  readonly #controls = groupKeyControls(() => this.#built, ADAPTER);
+
   /** Refills every bucket of `key` (`'ip:203.0.113.7'`, as `req.rateLimit.key` shows it) in every limiter. */
-  async resetKey(key: string): Promise<void> {
-    await Promise.all(this.#built.map((limiter) => limiter.resetKey(key)));
+  resetKey(key: string): Promise<void> {
+    return this.#controls.resetKey(key);
+  }
+
+  /**
+   * Gives `key` other limits in every limiter made with `overrides: true` (the app-wide one, and each
+   * route's, which is made when the app starts), in every process from its next check: see
+   * `KeyControls.setOverride`.
+   *
+   * @example
+   * await this.limiters.setOverride('user:42', 1000, { ttl: '1h' });
+   */
+  setOverride(key: string, limits: LimitOverride, options?: OverrideOptions): Promise<void> {
+    return this.#controls.setOverride(key, limits, options);
+  }
+
+  /** Gives `key` the policies' own limits again, in every limiter made with `overrides: true`. */
+  removeOverride(key: string): Promise<void> {
+    return this.#controls.removeOverride(key);
+  }
+
+  /** `key`'s override in force, as the first limiter made with `overrides: true` reads it. */
+  getOverride(key: string): Promise<Override | undefined> {
+    return this.#controls.getOverride(key);
   }
 
   #build(options: Options, adapter: string, where?: string): Lifecycle {

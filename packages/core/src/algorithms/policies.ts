@@ -145,8 +145,8 @@ function tokenSlice(slice: unknown, capacity: number, windowMs: number, where: s
 
 /**
  * `policy` with another `limit` and capacity (`burst`), checked as a policy is, its name, algorithm and
- * window kept: the buckets it is stored in are the same, and tokens used under one limit stay used under
- * the other. Throws a `TypeError` naming `where`.
+ * window kept: the buckets it is stored in are the same, and what they hold under one limit is read
+ * under the other. Throws a `TypeError` naming `where`.
  *
  * @example
  * withLimits(resolvePolicies({ limit: 10, window: '1m' })[0], 100, 100, 'override'); // 100 per minute

@@ -189,9 +189,10 @@ export interface Limiter {
   reset(key: string): Promise<void>;
   /**
    * Gives `key` other limits, in every process, from its next check: a number for a limiter of one policy,
-   * or limits by policy name. Its buckets stay as they are (tokens used stay used; a token bucket above
-   * its new burst is cut to it). Checked first: a bad override throws a `TypeError` and nothing is
-   * stored. Needs `overrides: true`. Rejects when the store fails.
+   * or limits by policy name. Its buckets go on from where they are: a window keeps its count, a token
+   * bucket the tokens it holds (cut to a smaller burst), refilling at the new rate up to the new burst.
+   * Checked first: a bad override throws a `TypeError` and nothing is stored. Needs `overrides: true`.
+   * Rejects when the store fails.
    *
    * @example
    * await limiter.setOverride('key:acme', { limit: 1000, burst: 2000 }, { ttl: '1h' });

@@ -244,6 +244,14 @@ export const OPTION_TABLE = {
       return penaltyFlag(value, what);
     },
   },
+  overrides: {
+    doc: "lets `setOverride(key, limits, { ttl })` change one client's limits at runtime, in every process from its next check, shown in the headers; each check reads the key's override in the same store step, and the limiter keeps no deny cache",
+    type: '`boolean`',
+    default: '`false`',
+    check(value, { what }): boolean {
+      return penaltyFlag(value, what);
+    },
+  },
   store: {
     doc: 'where buckets live; one `RedisStore` shared by every server shares the limits',
     type: '`Store`: `MemoryStore`, `RedisStore` or your own',

@@ -183,6 +183,17 @@ export interface RateLimitOptions<Req, Res = unknown> {
    */
   continueExceeding?: boolean;
   /**
+   * Lets the middleware's `setOverride(key, limits, { ttl })` change one client's limits at runtime
+   * (raise a customer's, cut an abuser's), in every process from its next check, shown in the headers.
+   * Each check reads the key's override in the same store step, and the limiter keeps no deny cache.
+   * Default: `false`.
+   *
+   * @example
+   * const limit = rateLimit({ limit: 100, window: '1m', overrides: true });
+   * await limit.setOverride('ip:203.0.113.7', 1000, { ttl: '1h' });
+   */
+  overrides?: boolean;
+  /**
    * The longest a check waits for a store that gives no answer before it takes `onStoreError`. Time this
    * process spends busy does not count. Default: `'1s'`. `false`: no limit.
    */

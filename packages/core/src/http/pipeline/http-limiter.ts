@@ -25,19 +25,25 @@ import type {
   StoreFailureAnswer,
 } from '../options/option-types.js';
 import { resolveRateLimitOptions } from '../options/options.js';
+import { type KeyControls, keyControlsOf } from './key-controls.js';
 import { boundLimiters } from './policy-limiters.js';
 import { responder } from './respond.js';
 import { responseCounting } from './response-counting.js';
 import { SetupChecks } from './setup-checks.js';
 
-/** A rate limiter for HTTP requests of one framework. Build once per middleware or route. */
-export interface HttpLimiter<Req, Res = unknown> {
+/**
+ * A rate limiter for HTTP requests of one framework. Build once per middleware or route. Its
+ * {@link KeyControls} are what the adapter's middleware carries.
+ */
+export interface HttpLimiter<Req, Res = unknown> extends KeyControls {
   /** The limiter's name: its namespace in the store. */
   readonly name: string;
   /** Where the adapter puts a checked request's `info` for later code; `undefined`: nowhere. */
   readonly requestPropertyName: string | undefined;
   /** The adapter's own `handler` option, as validated (its type is the adapter's); `undefined`: none. */
   readonly handler: unknown;
+  /** Whether it was made with `overrides: true`: its {@link KeyControls} may set overrides. */
+  readonly overrides: boolean;
   /** Decides a request: skip, allow or limit, with the headers to send. Charges the store once per call. */
   check(request: Req): Promise<RateLimitOutcome>;
   /**
@@ -52,11 +58,6 @@ export interface HttpLimiter<Req, Res = unknown> {
    * not count. Otherwise does nothing. Never throws.
    */
   countByResponse(info: RateLimitInfo, request: Req, response: Res, raw: NodeResponse): void;
-  /**
-   * Refills every bucket of `key` (an identity, as `info.key` shows it: `'ip:203.0.113.7'`) in this
-   * limiter, its insurance limiter's too. Rejects when the store fails.
-   */
-  resetKey(key: string): Promise<void>;
   /**
    * Logs a setup warning of the adapter's once for this limiter, through its logger, unless its
    * `warnings` option switches the code off. For a rule only the adapter can see (Fastify: a route the
@@ -148,6 +149,7 @@ export function createHttpLimiter<Req, Res = unknown>(
     name: config.name,
     requestPropertyName: config.requestPropertyName,
     handler: config.handler,
+    overrides: config.overrides === true,
     countByResponse: countByResponse ?? COUNT_EVERY_RESPONSE,
 
     async check(request) {
@@ -220,9 +222,7 @@ export function createHttpLimiter<Req, Res = unknown>(
       warnings.once(code, `${settings.adapter}: ${message}`);
     },
 
-    async resetKey(key) {
-      await Promise.all(Array.from(limiters.built(), ({ limiter }) => limiter.reset(key)));
-    },
+    ...keyControlsOf(limiters, settings.adapter),
   };
 }
 

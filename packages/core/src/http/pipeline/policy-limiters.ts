@@ -8,6 +8,7 @@ import { isZeroLimit, resolveZeroLimit, zeroLimiter } from '../../limiter/zero-l
 import type { Policy } from '../../model/policy.js';
 import { withSwitches } from '../answer/header-switches.js';
 import { createHeaderWriter, type HeaderWriter } from '../answer/headers.js';
+import { followingOverrides } from '../answer/override-headers.js';
 import type { PerRequestPolicy, ResolvedRateLimitOptions } from '../options/options.js';
 
 /**
@@ -47,6 +48,8 @@ export interface BoundLimiters<Req> {
   readonly built: () => Iterable<BoundLimiter>;
   /** How many limiters are kept now: for tests, not API. */
   readonly size: number;
+  /** The one limiter of static policies; `undefined` when `limit` is a function of the request. */
+  readonly fixed: BoundLimiter | undefined;
 }
 
 /**
@@ -64,7 +67,7 @@ export function boundLimiters<Req>(
   const { policies, perRequestPolicy } = config;
   if (policies !== undefined) {
     const bound = bind(policies);
-    return { forRequest: () => bound, built: () => [bound], size: 1 };
+    return { forRequest: () => bound, built: () => [bound], size: 1, fixed: bound };
   }
   return perLimit(perRequestPolicy as PerRequestPolicy<Req>, bind);
 }
@@ -74,9 +77,11 @@ function binder<Req>(
   config: ResolvedRateLimitOptions<Req>,
   onStoreError: OnStoreError | undefined,
 ): (policies: Policy | readonly Policy[]) => BoundLimiter {
+  const writerFor = (policies: Limiter['policies']) =>
+    createHeaderWriter(config.headers, config.legacyHeaders, policies);
   const headerWriter = (policies: Limiter['policies']) =>
     withSwitches(
-      createHeaderWriter(config.headers, config.legacyHeaders, policies),
+      config.overrides ? followingOverrides(writerFor, policies) : writerFor(policies),
       config.addHeadersOnExceeding,
       config.addHeaders,
     );
@@ -96,6 +101,7 @@ function binder<Req>(
           ...(config.ban ? { ban: config.ban } : {}),
           ...(config.exponentialBackoff ? { exponentialBackoff: true } : {}),
           ...(config.continueExceeding ? { continueExceeding: true } : {}),
+          ...(config.overrides ? { overrides: true } : {}),
         });
     const writeHeaders = headerWriter(limiter.policies);
     // A degraded decision is the insurance's: its headers advertise the insurance's own quota.
@@ -171,5 +177,6 @@ function perLimit<Req>(
     get size() {
       return kept.size;
     },
+    fixed: undefined,
   };
 }

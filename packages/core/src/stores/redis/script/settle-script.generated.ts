@@ -27,8 +27,8 @@ end
 -- sets[s] = { code, fields, limit, window, capacity, (and so on for each policy) }, with .ban =
 -- { after, duration } or nil, .backoff and .restart (exponentialBackoff, continueExceeding), .rule
 -- (whether a refusal is written: any of the three), .overridable (whether its checks read their key's
--- override), .fields, how many numbers its stored state has, and .one, whether it is one policy and
--- none of the four. banned, backedOff, penalized: whether some set has a ban, a backoff, either penalty.
+-- override), .fields, how many numbers its stored state has, .one, whether it is one policy and none
+-- of the four, and .lone, whether it is one policy and overrides only. banned, backedOff, penalized: whether some set has a ban, a backoff, either penalty.
 local argv, sets, a, banned, backedOff, penalized = ARGV, {}, 2, false, false, false
 for s = 1, tonumber(argv[1]) do
   local last = a + 5 * tonumber(argv[a])
@@ -49,6 +49,8 @@ for s = 1, tonumber(argv[1]) do
       fields = fields + 2
     end
     set.backoff, set.restart, set.overridable = penalties % 2 == 1, penalties % 4 >= 2, penalties >= 4
+    -- One policy and no ban or penalty, but reading overrides: a key with none takes the fast path.
+    set.lone = last == a + 5 and after == 0 and penalties == 4
     set.rule = after > 0 or set.backoff or set.restart
     if set.backoff then fields = fields + 3 end
     backedOff, penalized = backedOff or set.backoff, penalized or set.backoff or set.restart
@@ -74,6 +76,45 @@ local answers, n, starts = {}, 0, {}
 local function refused(err)
   answers[n + 1], answers[n + 2] = -2, err
   n = n + 2
+end
+
+-- A key's override, read once per batch from the key beside its buckets' (\`<key>:o\`, the same hash
+-- tag, so the same slot): 'expires:limit:burst:…' (expires 0: none; a limit and a burst per policy)
+-- makes { expires, set = the set with those limits, raw }. false: none, or one that does not fit the set.
+local overridden
+local function overrideOf(key, set)
+  overridden = overridden or {}
+  local found = overridden[key]
+  if found ~= nil then return found end
+  found = false
+  local raw = redis.pcall('GET', key .. ':o')
+  if type(raw) == 'string' then
+    local v, k, from, whole = {}, 0, 1, true
+    while true do
+      local sep = find(raw, ':', from, true)
+      k = k + 1
+      v[k] = tonumber(sub(raw, from, sep and sep - 1))
+      if not v[k] or v[k] < (k == 1 and 0 or 1) or v[k] % 1 ~= 0 then whole = false end
+      if not sep then break end
+      from = sep + 1
+    end
+    if whole and k == 1 + 2 * #set / 5 then
+      local copy = {}
+      for name, x in pairs(set) do copy[name] = x end
+      for p = 1, #set / 5 do
+        local i = 5 * p - 4
+        copy[i + 2], copy[i + 4] = v[2 * p], v[2 * p + 1] * set[i + 3]
+      end
+      found = { expires = v[1], set = copy, raw = raw }
+    end
+  end
+  overridden[key] = found
+  return found
+end
+
+-- Whether an override as overrideOf() reads it is in force at now.
+local function inForce(ov, now)
+  return ov and (ov.expires == 0 or ov.expires > now)
 end
 
 -- The numbers of a stored string, as many as the longest state has (false for those it lacks).
@@ -502,38 +543,6 @@ local function hold(key)
   return h
 end
 
--- A key's override, read once per batch from the key beside its buckets' (\`<key>:o\`, the same hash
--- tag, so the same slot): 'expires:limit:burst:…' (expires 0: none; a limit and a burst per policy)
--- makes { expires, set = the set with those limits, raw }. false: none, or one that does not fit the set.
-local overridden = {}
-local function overrideOf(key, set)
-  local found = overridden[key]
-  if found ~= nil then return found end
-  found = false
-  local raw = redis.pcall('GET', key .. ':o')
-  if type(raw) == 'string' then
-    local v, k, from, whole = {}, 0, 1, true
-    while true do
-      local sep = find(raw, ':', from, true)
-      k = k + 1
-      v[k] = tonumber(sub(raw, from, sep and sep - 1))
-      if not v[k] or v[k] < (k == 1 and 0 or 1) or v[k] % 1 ~= 0 then whole = false end
-      if not sep then break end
-      from = sep + 1
-    end
-    if whole and k == 1 + 2 * #set / 5 then
-      local copy = {}
-      for name, x in pairs(set) do copy[name] = x end
-      for p = 1, #set / 5 do
-        local i = 5 * p - 4
-        copy[i + 2], copy[i + 4] = v[2 * p], v[2 * p + 1] * set[i + 3]
-      end
-      found = { expires = v[1], set = copy, raw = raw }
-    end
-  end
-  overridden[key] = found
-  return found
-end
 
 -- A check works on a copy of its key's state, so one that writes nothing leaves it as it was; one copy
 -- serves every check of the batch.
@@ -546,7 +555,7 @@ local function settle(key, set, now, cost, mode)
   local own, ov = set, false
   if set.overridable then
     ov = overrideOf(key, set)
-    if ov and (ov.expires == 0 or ov.expires > now) then set = ov.set else ov = false end
+    if inForce(ov, now) then set = ov.set else ov = false end
   end
   local override = own.overridable and (ov and ov.raw or 0)
   -- st: every policy's state fields, then the ban's, then the backoff's, brought to now; fitting: whether
@@ -651,6 +660,13 @@ for c = 1, #KEYS do
     answers[n] = -1
   elseif set.one and (not once or once[key]) then
     settleAlone(key, set, shape[2], shape[4], shape[5])
+  elseif set.lone and (not once or once[key]) and not inForce(overrideOf(key, set), shape[2]) then
+    -- No override in force: the fast path decides, and the answer says so (0) unless Redis refused.
+    settleAlone(key, set, shape[2], shape[4], shape[5])
+    if answers[starts[c]] ~= -2 then
+      n = n + 1
+      answers[n] = 0
+    end
   else
     settle = settle or heldPath()
     settle(key, set, shape[2], shape[4], shape[5])

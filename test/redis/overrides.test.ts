@@ -207,6 +207,9 @@ describe.each(STORES)('overrides on %s', (_name, makeStores) => {
     );
     await expect(a.setOverride('key:bad', {})).rejects.toThrow(/names none of the policies/);
     await expect(a.setOverride('key:bad', { hourly: 5 }, { ttl: 'soon' })).rejects.toThrow(/ttl/);
+    await expect(a.setOverride('key:bad', { hourly: 5 }, { tll: '1h' } as never)).rejects.toThrow(
+      /unknown field.*ttl/,
+    );
     await expect(a.setOverride('', { hourly: 5 })).rejects.toThrow(/non-empty string/);
     expect(await b.getOverride('key:bad')).toBeUndefined();
   });

@@ -20,6 +20,7 @@ import {
   type Override,
   type OverrideOptions,
   overrideOf,
+  overrideTtlMs,
   resolveOverride,
 } from './overrides.js';
 import { maxExtraTokensOf, type Reservation, reservationOf } from './reservation.js';
@@ -460,13 +461,7 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     },
     async setOverride(key, override, overrideOptions) {
       const resolved = resolveOverride(policies, override);
-      const ttl = ownField(overrideOptions, 'ttl');
-      await overrideOp(
-        key,
-        'set',
-        resolved,
-        ttl === undefined ? undefined : parseDuration(ttl, 'override ttl'),
-      );
+      await overrideOp(key, 'set', resolved, overrideTtlMs(overrideOptions));
     },
     async removeOverride(key) {
       await overrideOp(key, 'remove');

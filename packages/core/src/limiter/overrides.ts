@@ -5,7 +5,7 @@
 import { withLimits } from '../algorithms/policies.js';
 import type { ResolvedPolicy } from '../model/policy.js';
 import type { OverrideResult } from '../model/store.js';
-import type { Duration } from '../support/duration.js';
+import { type Duration, parseDuration } from '../support/duration.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
 import { describeValue, isSettingsObject, ownOptions } from '../support/value-checks.js';
 
@@ -85,6 +85,22 @@ export function resolveOverride(
       return limits === undefined ? policy : policyOverride(policy, limits, `override.${policy.name}`);
     }),
   );
+}
+
+/**
+ * The `ttl` of `setOverride`'s options, in ms; `undefined` for none. Throws a `TypeError` for options that
+ * are not {@link OverrideOptions}.
+ *
+ * @example
+ * overrideTtlMs({ ttl: '1h' }); // 3600000
+ */
+export function overrideTtlMs(options: unknown): number | undefined {
+  if (options === undefined) return undefined;
+  if (!isSettingsObject(options))
+    throw new TypeError("setOverride's options must be an object like { ttl: '1h' }");
+  rejectUnknownNames(options, ['ttl'], new Map(), "setOverride's options have an unknown field");
+  const { ttl } = ownOptions(options);
+  return ttl === undefined ? undefined : parseDuration(ttl as Duration, 'setOverride ttl');
 }
 
 /** What a store answered, as `getOverride` answers it. */

@@ -28,7 +28,8 @@ end
 -- { after, duration } or nil, .backoff and .restart (exponentialBackoff, continueExceeding), .rule
 -- (whether a refusal is written: any of the three), .overridable (whether its checks read their key's
 -- override), .fields, how many numbers its stored state has, .one, whether it is one policy and none
--- of the four, and .lone, whether it is one policy and overrides only. banned, backedOff, penalized: whether some set has a ban, a backoff, either penalty.
+-- of the four, and .lone, whether it is one policy and overrides only. banned, backedOff, penalized:
+-- whether some set has a ban, a backoff, either penalty.
 local argv, sets, a, banned, backedOff, penalized = ARGV, {}, 2, false, false, false
 for s = 1, tonumber(argv[1]) do
   local last = a + 5 * tonumber(argv[a])
@@ -542,7 +543,6 @@ local function hold(key)
   held[key] = h
   return h
 end
-
 
 -- A check works on a copy of its key's state, so one that writes nothing leaves it as it was; one copy
 -- serves every check of the batch.

@@ -7,7 +7,7 @@ import { LimiterEvents } from '../diagnostics/publish.js';
 import type { Decision, PolicyDecision } from '../model/decision.js';
 import type { Policy, ResolvedPolicy } from '../model/policy.js';
 import { type Duration, formatDuration, parseDuration } from '../support/duration.js';
-import { describeValue } from '../support/value-checks.js';
+import { describeValue, ownField } from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
 import type { ConsumeOptions, Limiter } from './limiter.js';
 import { reservationOf } from './reservation.js';
@@ -97,7 +97,7 @@ export function zeroLimiter(
   const refuse = async (_key: string, options?: ConsumeOptions): Promise<Decision> => ({
     allowed: false,
     reason: 'limited',
-    cost: options?.cost ?? 1,
+    cost: ownField(options, 'cost') ?? 1,
     retryAfterMs: undefined,
     decidedBy: state,
     policies,
@@ -108,7 +108,7 @@ export function zeroLimiter(
   async function consume(key: string, options?: ConsumeOptions): Promise<Decision> {
     const decision = await refuse(key, options);
     if (events.decisionsObserved) {
-      events.decided(bucketOwner(name, key), decision, options?.dryRun === true, Number.NaN);
+      events.decided(bucketOwner(name, key), decision, ownField(options, 'dryRun') === true, Number.NaN);
     }
     return decision;
   }

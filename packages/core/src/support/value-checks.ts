@@ -65,3 +65,19 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'object' && value !== null) return 'an object';
   return String(value);
 }
+
+/**
+ * A field of a call's options if the caller set it: options are made per call, so they are not copied,
+ * and `Object.hasOwn` keeps `Object.prototype.dryRun` or `.onStoreError` from deciding for every call.
+ *
+ * @example
+ * ownField({ cost: 2 }, 'cost'); // 2
+ */
+export function ownField<O extends object, F extends keyof O>(
+  options: O | undefined,
+  field: F,
+): O[F] | undefined {
+  return typeof options === 'object' && options !== null && Object.hasOwn(options, field)
+    ? options[field]
+    : undefined;
+}

@@ -11,7 +11,13 @@ import { decideAtOnce, MemoryStore } from '../stores/memory/memory-store.js';
 import { DeadlineWatch } from '../support/deadline-watch.js';
 import { type Duration, parseDuration } from '../support/duration.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
-import { describeValue, isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
+import {
+  describeValue,
+  isSettingsObject,
+  ownField,
+  ownOptions,
+  positiveWholeNumber,
+} from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
 import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
@@ -417,13 +423,18 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
   return {
     policies,
     insurancePolicies: insurance.policies,
-    consume: (key, opts) =>
-      check(
+    consume(key, opts) {
+      if (opts === undefined) return check(key, undefined, onStoreError, undefined);
+      if (readsOwnFieldsOnly(opts)) {
+        return check(key, opts.cost, opts.onStoreError ?? onStoreError, opts.dryRun);
+      }
+      return check(
         key,
         ownField(opts, 'cost'),
         ownField(opts, 'onStoreError') ?? onStoreError,
         ownField(opts, 'dryRun'),
-      ),
+      );
+    },
     async peek(key, opts) {
       const cost = ownField(opts, 'cost');
       // A slice that holds the cost answers as its `consume` would; peek never takes one.
@@ -525,13 +536,20 @@ export function penaltyFlag(value: unknown, what: string): boolean {
 }
 
 /**
- * A field of a call's options if the caller set it: options are made per call, so they are not copied,
- * and `Object.hasOwn` keeps `Object.prototype.dryRun` or `.onStoreError` from deciding for every call.
+ * Whether a plain read of a call option of `options` can find only an own field (or nothing), as
+ * `ownField` would: an object whose prototype is `Object.prototype`, while `Object.prototype` holds none
+ * of the options' names. Checked per call, so a pollution made at any time is seen. The engine answers
+ * these from the objects' shapes, where `Object.hasOwn` is a call per field.
  */
-function ownField<O extends object, F extends keyof O>(options: O | undefined, field: F): O[F] | undefined {
-  return typeof options === 'object' && options !== null && Object.hasOwn(options, field)
-    ? options[field]
-    : undefined;
+function readsOwnFieldsOnly(options: unknown): boolean {
+  return (
+    typeof options === 'object' &&
+    options !== null &&
+    Object.getPrototypeOf(options) === Object.prototype &&
+    !('cost' in Object.prototype) &&
+    !('onStoreError' in Object.prototype) &&
+    !('dryRun' in Object.prototype)
+  );
 }
 
 /** Our own checks' errors (a bad key, cost or clock) are the caller's bugs, not a store failure. */

@@ -9,6 +9,7 @@ import type { RateLimitOptions } from '../../src/http/options/option-types.js';
 import { mergeRateLimitOptions } from '../../src/http/options/route-options.js';
 import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { createLimiter } from '../../src/limiter/limiter.js';
+import { resolveZeroLimit, zeroLimiter } from '../../src/limiter/zero-limit.js';
 import type { Store } from '../../src/model/store.js';
 import { ownOptions } from '../../src/support/value-checks.js';
 import {
@@ -179,6 +180,21 @@ describe('createLimiter and its calls', () => {
     pollute({ cost: 3, dryRun: 'yes', onStoreError: 'throw' });
     const allowed = async () => (await limiter.consume('a', {})).allowed;
     expect([await allowed(), await allowed(), await allowed()]).toEqual([true, true, false]);
+  });
+
+  it('with limit: 0, reads a call of options only for what the caller set', async () => {
+    const limiter = zeroLimiter(resolveZeroLimit({ limit: 0, window: '1m' }, ''), undefined, 'zero');
+    pollute({ cost: 7 });
+    expect((await limiter.consume('a', {})).cost).toBe(1);
+    expect((await limiter.consume('a', { cost: 2 })).cost).toBe(2);
+  });
+
+  it('reads a call of options only for what the caller set, also once many calls made it hot', async () => {
+    const limiter = createLimiter({ policies: { limit: 1_000_000, window: '1m' } });
+    for (let i = 0; i < 20_000; i++) await limiter.consume('a', { cost: 1 });
+    pollute({ cost: 2_000_000, dryRun: 'yes' });
+    const decision = await limiter.consume('a', {});
+    expect([decision.allowed, decision.cost]).toEqual([true, 1]);
   });
 
   it('reads its options only for what the caller set', async () => {

@@ -89,12 +89,7 @@ function standardWriter(profile: HeaderProfile, policies: readonly ResolvedPolic
     case 'draft-11':
     case 'draft-10': {
       const policyField = [...quotas.values()].map((quota) => quota.listMember).join(', ');
-      return (decision) => ({
-        'RateLimit-Policy': policyField,
-        RateLimit: decision.policies
-          .map((p) => `"${p.policy}";r=${p.remaining};t=${effectiveWindow(p)}`)
-          .join(', '),
-      });
+      return (decision) => ({ 'RateLimit-Policy': policyField, RateLimit: listField(decision.policies) });
     }
     case 'draft-7':
       return ({ decidedBy: p }, retryAfter) => ({
@@ -111,6 +106,19 @@ function standardWriter(profile: HeaderProfile, policies: readonly ResolvedPolic
     default:
       return () => ({});
   }
+}
+
+/**
+ * The draft-10/11 `RateLimit` field: one list member per policy. Joined as it goes, with no array of the
+ * members in between: it is written on every answer.
+ */
+function listField(policies: readonly PolicyDecision[]): string {
+  let field = '';
+  for (let i = 0; i < policies.length; i++) {
+    const p = policies[i] as PolicyDecision;
+    field += `${i === 0 ? '' : ', '}"${p.policy}";r=${p.remaining};t=${effectiveWindow(p)}`;
+  }
+  return field;
 }
 
 /** A policy as the headers advertise it: a quota per window of whole seconds, true to the bucket. */

@@ -122,11 +122,15 @@ export function createHttpLimiter<Req, Res = unknown>(
   // `cost: { reserve, settle }`: `reserve` is charged as a plain cost is, `settle` runs after the response.
   const metered = typeof config.cost === 'object' ? (config.cost as MeteredCost<Req, Res>) : undefined;
   const chargedCost = (metered === undefined ? config.cost : metered.reserve) as PerRequest<Req, number>;
-  // Options that are the same for every request are made once, not per check.
+  // Options that are the same for every request are made once, not per check. The defaults (cost 1, no
+  // dry run) are passed as no options at all: an options object the limiter must read field by field, as
+  // own fields only (Object.hasOwn, a call each), where no options cost it nothing to read.
+  const checkOptionsFixed =
+    answerOf === undefined && typeof chargedCost !== 'function' && typeof config.dryRun !== 'function';
   const staticCheckOptions: ConsumeOptions | undefined =
-    answerOf === undefined && typeof chargedCost !== 'function' && typeof config.dryRun !== 'function'
-      ? Object.freeze({ cost: chargedCost, dryRun: config.dryRun })
-      : undefined;
+    !checkOptionsFixed || (chargedCost === 1 && config.dryRun === false)
+      ? undefined
+      : Object.freeze({ cost: chargedCost, dryRun: config.dryRun });
   const countByResponse = responseCounting<Req, Res>(
     {
       skipSuccessfulRequests: config.skipSuccessfulRequests,
@@ -176,9 +180,9 @@ export function createHttpLimiter<Req, Res = unknown>(
       let reservation: Reservation | undefined;
       let chosen: StoreFailureAnswer | undefined;
       try {
-        const checkOptions: ConsumeOptions =
-          staticCheckOptions ??
-          (answerOf === undefined
+        const checkOptions: ConsumeOptions | undefined = checkOptionsFixed
+          ? staticCheckOptions
+          : answerOf === undefined
             ? { cost, dryRun }
             : {
                 cost,
@@ -187,7 +191,7 @@ export function createHttpLimiter<Req, Res = unknown>(
                   chosen = storeFailureAnswer(await answerOf(error, request), settings.adapter);
                   return failed(error, chosen);
                 },
-              });
+              };
         // A metered cost is reserved (charged as `consume` charges it) and settled once the response ends.
         if (metered === undefined) {
           decision = await bound.limiter.consume(identity, checkOptions);

@@ -87,11 +87,8 @@ function ioredisClient(redis: Redis): RedisClient {
 
 /** Answers every request with `refusal`, written as @tollgate/hono writes its own (through `c.body`). */
 function refusing({ status, headers, contentType, body }: Refusal): MiddlewareHandler {
-  const init = {
-    status: status as ContentfulStatusCode,
-    headers: { ...headers, 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(body)) },
-  };
+  const sent = { ...headers, 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(body)) };
   return async function refusalFloor(c) {
-    return c.body(body, init);
+    return c.body(body, status as ContentfulStatusCode, sent);
   };
 }

@@ -112,6 +112,31 @@ describe.each(storeKinds(() => redis))('on $name', ({ create }) => {
   });
 });
 
+describe('a refusal', () => {
+  it('keeps the headers earlier middleware set on the context, beside its own', async () => {
+    const app = new Hono();
+    app.use(async (c, next) => {
+      c.header('Access-Control-Allow-Origin', '*');
+      await next();
+    });
+    app.use(rateLimit({ limit: 1, window: '1h', ip }));
+    app.get('/', (c) => c.text('ok'));
+    await app.request('/');
+    const refused = await app.request('/');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+    expect(refused.headers.get('ratelimit')).toBe('"1-per-1h";r=0;t=3600');
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(JSON.parse(await refused.text())).toMatchObject({ status: 429 });
+    const head = await app.request('/', { method: 'HEAD' });
+    expect([head.status, head.headers.get('access-control-allow-origin'), await head.text()]).toEqual([
+      429,
+      '*',
+      '',
+    ]);
+  });
+});
+
 describe('the middleware’s key controls', () => {
   it('set and remove a client’s override, shown in its headers', async () => {
     const limit = rateLimit({ limit: 1, window: '1h', algorithm: 'fixed-window', ip, overrides: true });

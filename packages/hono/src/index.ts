@@ -16,6 +16,7 @@ import {
 } from '@tollgate/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 const ADAPTER = '@tollgate/hono';
 
@@ -158,9 +159,17 @@ export function concurrencyLimit(options: HonoConcurrencyLimitOptions): Middlewa
   };
 }
 
-/** The refusal, through `c.body`, so that headers earlier middleware set on `c` (CORS) are kept. */
+/**
+ * The refusal, through `c.body`, so that headers earlier middleware set on `c` (CORS) are kept. Its
+ * headers go as `c.body`'s third argument, a record Hono copies as it is, rather than in its `init`,
+ * which Hono turns into a `Headers` of its own first.
+ */
 function refuse(c: Context, answer: WebAnswer): Response {
-  return answer.refusal(c.body as (body: string | null, init: ResponseInit) => Response);
+  return answer.refusal((body, init) => {
+    const status = init.status as ContentfulStatusCode;
+    const headers = init.headers as Record<string, string>;
+    return body === null ? c.body(null, status, headers) : c.body(body, status, headers);
+  });
 }
 
 /** Runs the rest of the chain, then sends its response with the headers, its end watched when needed. */

@@ -12,7 +12,7 @@ import { DeadlineWatch } from '../support/deadline-watch.js';
 import { type Duration, parseDuration } from '../support/duration.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
 import {
-  describeValue,
+  flagOption,
   isSettingsObject,
   ownField,
   ownOptions,
@@ -245,7 +245,7 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
   const onStoreError = onStoreErrorOption(options.onStoreError, 'onStoreError');
   const ban = refusalRule(options.ban, options.exponentialBackoff, options.continueExceeding, '');
   const slice = policies[0]?.slice;
-  const overrides = penaltyFlag(options.overrides, 'overrides');
+  const overrides = flagOption(options.overrides, 'overrides');
   if (overrides && slice !== undefined) {
     throw new TypeError(
       'overrides cannot be combined with policy.slice: slices admit without asking the store',
@@ -514,25 +514,11 @@ export function refusalRule(
   prefix: string,
 ): BanRule | undefined {
   const banned = banRule(ban, `${prefix}ban`);
-  const backoff = penaltyFlag(exponentialBackoff, `${prefix}exponentialBackoff`);
-  const restart = penaltyFlag(continueExceeding, `${prefix}continueExceeding`);
+  const backoff = flagOption(exponentialBackoff, `${prefix}exponentialBackoff`);
+  const restart = flagOption(continueExceeding, `${prefix}continueExceeding`);
   if (!backoff && !restart) return banned;
   const { after, durationMs } = banned ?? { after: 0, durationMs: 0 };
   return Object.freeze({ after, durationMs, exponentialBackoff: backoff, continueExceeding: restart });
-}
-
-/**
- * `exponentialBackoff` or `continueExceeding`, checked: `true`, `false` or not given (`false`).
- *
- * @example
- * penaltyFlag(true, 'exponentialBackoff'); // true
- */
-export function penaltyFlag(value: unknown, what: string): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') {
-    throw new TypeError(`${what} must be true or false; got ${describeValue(value)}`);
-  }
-  return value;
 }
 
 /**

@@ -81,3 +81,18 @@ export function ownField<O extends object, F extends keyof O>(
     ? options[field]
     : undefined;
 }
+
+/**
+ * A true-or-false option (`exponentialBackoff`, `continueExceeding`, `overrides`), checked: `true`,
+ * `false`, or not given (`false`).
+ *
+ * @example
+ * flagOption(true, 'exponentialBackoff'); // true
+ */
+export function flagOption(value: unknown, what: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') {
+    throw new TypeError(`${what} must be true or false; got ${describeValue(value)}`);
+  }
+  return value;
+}

@@ -5,14 +5,14 @@ import { resolvePoliciesFor } from '../../algorithms/policies.js';
 import { ALGORITHM_NAMES } from '../../algorithms/registry.js';
 import { type DenyCacheOptions, denyCacheSettings } from '../../limiter/deny-cache.js';
 import { type InsuranceOptions, insuranceSettings } from '../../limiter/insurance.js';
-import { type BanOptions, banRule, penaltyFlag } from '../../limiter/limiter.js';
+import { type BanOptions, banRule } from '../../limiter/limiter.js';
 import { limitOrZero } from '../../limiter/zero-limit.js';
 import type { AlgorithmName, Policy } from '../../model/policy.js';
 import type { Store } from '../../model/store.js';
 import { MemoryStore } from '../../stores/memory/memory-store.js';
 import { type Duration, parseDuration } from '../../support/duration.js';
 import { closestName, rejectUnknownNames } from '../../support/unknown-names.js';
-import { isSettingsObject, ownOptions, positiveWholeNumber } from '../../support/value-checks.js';
+import { flagOption, isSettingsObject, ownOptions, positiveWholeNumber } from '../../support/value-checks.js';
 import { type Logger, WARNING_CODES, type WarningSwitches } from '../../support/warnings.js';
 import type { RateLimitCallback } from '../answer/callbacks.js';
 import {
@@ -233,7 +233,7 @@ export const OPTION_TABLE = {
     type: '`boolean`',
     default: '`false`',
     check(value, { what }): boolean {
-      return penaltyFlag(value, what);
+      return flagOption(value, what);
     },
   },
   continueExceeding: {
@@ -241,7 +241,7 @@ export const OPTION_TABLE = {
     type: '`boolean`',
     default: '`false`',
     check(value, { what }): boolean {
-      return penaltyFlag(value, what);
+      return flagOption(value, what);
     },
   },
   overrides: {
@@ -249,7 +249,7 @@ export const OPTION_TABLE = {
     type: '`boolean`',
     default: '`false`',
     check(value, { what }): boolean {
-      return penaltyFlag(value, what);
+      return flagOption(value, what);
     },
   },
   store: {

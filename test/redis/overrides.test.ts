@@ -10,10 +10,12 @@ import {
   MemoryStore,
   RedisStore,
   type Store,
+  StoreUnavailableError,
 } from '@tollgate/core';
 import type { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectCluster, connectRedis, uniquePrefix } from '../harness/clients.js';
+import { startRedisServer } from '../harness/redis-server.js';
 
 const redis: Redis = await connectRedis();
 const otherRedis: Redis = await connectRedis();
@@ -261,5 +263,37 @@ describe('a limiter’s overrides option', () => {
     const [key] = (await redis.keys(`${prefix}*`)).filter((k) => !k.endsWith(':o'));
     // Under the override, 1 minute to full; under the policy, 2.
     expect(await redis.pttl(key as string)).toBeGreaterThan(110_000);
+  });
+
+  it('with Redis down, lets the insurance decide by the policies’ own limits, and rejects a change', async () => {
+    const server = await startRedisServer();
+    const client = await connectRedis(server.url);
+    try {
+      const limiter = createLimiter({
+        store: new RedisStore({ client, prefix: uniquePrefix('overrides-down') }),
+        policies: { limit: 2, window: '1h', algorithm: 'fixed-window' },
+        overrides: true,
+        timeout: 200,
+      });
+      await limiter.setOverride('key:o', 10);
+      expect((await limiter.consume('key:o')).decidedBy.limit).toBe(10);
+      await server.kill();
+      const during = [
+        await limiter.consume('key:o'),
+        await limiter.consume('key:o'),
+        await limiter.consume('key:o'),
+      ];
+      expect(during.map(({ degraded, allowed }) => [degraded, allowed])).toEqual([
+        [true, true],
+        [true, true],
+        [true, false],
+      ]);
+      expect(during[0]?.decidedBy.limit).toBe(2);
+      await expect(limiter.setOverride('key:o', 20)).rejects.toThrow(StoreUnavailableError);
+      await expect(limiter.getOverride('key:o')).rejects.toThrow(StoreUnavailableError);
+    } finally {
+      client.disconnect();
+      await server.stop();
+    }
   });
 });

@@ -47,9 +47,15 @@ export {
   quotaExceededProblem,
 } from './http/answer/problem.js';
 export { RateLimitError } from './http/answer/rate-limit-error.js';
+export { endWithRejection, type WritableNodeResponse } from './http/answer/rejections.js';
 export type { AllowList } from './http/identity/allow-list.js';
 export { ClientAddressError } from './http/identity/client-address-error.js';
 export { ipIdentity } from './http/identity/client-ip.js';
+export {
+  answersLeftmostForwarded,
+  type NodeShapedRequest,
+  nodeRequestAccess,
+} from './http/identity/node-requests.js';
 export {
   type ByApiKeyOptions,
   type ByIpOptions,
@@ -81,10 +87,15 @@ export {
   type CheckingLimiter,
   concurrencyLifecycle,
   type Handled,
+  handledError,
   type LeasingLimiter,
   type ResponseAccess,
   rateLimitLifecycle,
 } from './http/pipeline/lifecycle.js';
+export {
+  type RouteLimiterSettings,
+  RouteLimiters,
+} from './http/pipeline/route-limiters.js';
 export { WebAnswer } from './http/pipeline/web-answer.js';
 export {
   type ConcurrencyLimiter,

@@ -4,21 +4,20 @@
  * reach (the 404 handler).
  */
 import {
+  answersLeftmostForwarded,
   type ConcurrencyLimitOptions,
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
-  createHttpLimiter,
-  groupKeyControls,
+  type Handled,
   type HttpLimiter,
   type KeyControls,
   keyControls,
-  mergeRateLimitOptions,
+  nodeRequestAccess,
   type RateLimitInfo,
   type RateLimitOptions,
-  type RequestAccess,
   type ResponseAccess,
+  RouteLimiters,
   rateLimitLifecycle,
-  validateInheritedOptions,
 } from '@tollgate/core';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
@@ -92,47 +91,23 @@ declare module 'fastify' {
   }
 }
 
+/** Where the limiters `fastify.rateLimit()` makes are: their messages and default names say so. */
+const DECORATED = 'fastify.rateLimit()';
+
 const HOOKS: readonly RateLimitHook[] = ['onRequest', 'preValidation', 'preHandler'];
 
-/**
- * A request from behind nine proxies that no deliberate setting trusts all of: a framework that takes
- * its leftmost `X-Forwarded-For` entry as the client IP trusts anyone (`trustProxy: true`).
- */
-const PROBE_RAW = {
-  socket: { remoteAddress: '192.0.2.1' },
-  headers: { 'x-forwarded-for': Array.from({ length: 9 }, (_, i) => `198.51.100.${i + 1}`).join(', ') },
-};
-
-const fastifyAccess: RequestAccess<FastifyRequest> = {
-  ip: (request) => request.ip || undefined,
-  socketIp: (request) => request.socket?.remoteAddress,
-  header: (request, name) => {
-    const value = request.headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  },
-  // Fastify keeps trustProxy to itself; its request's `ip` getter, asked about a made-up request, tells.
-  trustsEveryProxy(request) {
-    try {
-      const probe = Object.create(Object.getPrototypeOf(request), { raw: { value: PROBE_RAW } });
-      return (probe as FastifyRequest).ip === '198.51.100.1';
-    } catch {
-      return false;
-    }
-  },
-};
+// Fastify keeps trustProxy to itself; its request's `ip` getter, asked about a made-up request, tells.
+const fastifyAccess = nodeRequestAccess<FastifyRequest>((request) =>
+  answersLeftmostForwarded(
+    (raw) => Object.create(Object.getPrototypeOf(request), { raw: { value: raw } }).ip,
+  ),
+);
 
 const fastifyResponses: ResponseAccess<FastifyRequest, FastifyReply> = {
   node: (reply) => reply.raw,
   getHeader: (reply, name) => reply.getHeader(name),
-  setHeaders(reply, headers) {
-    reply.headers(headers);
-  },
-  removeHeader(reply, name) {
-    reply.removeHeader(name);
-  },
-  expose(request, property, info) {
-    (request as unknown as Record<string, unknown>)[property] = info;
-  },
+  setHeaders: (reply, headers) => void reply.headers(headers),
+  removeHeader: (reply, name) => void reply.removeHeader(name),
   send: (reply, { status, contentType, body }) => sendAsIs(reply.code(status).type(contentType), body),
 };
 
@@ -151,43 +126,27 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   fastify.addHook('onReady', async () => {
     ready = true;
   });
-  // A limiter's messages name where it is: an app has many, and the error may come from any of them.
-  const limiterOf = (limiterOptions: FastifyRateLimitOptions, where?: string, inRequestHandler = ready) =>
-    createHttpLimiter(limiterOptions, fastifyAccess, {
-      adapter: where ? `@tollgate/fastify (${where})` : '@tollgate/fastify',
-      logger,
-      inRequestHandler,
-      ...(where ? { nameSeed: where } : {}),
-    });
-  const appLimiter = global ? limiterOf(base) : undefined;
-  if (!global) validateInheritedOptions(base, { adapter: '@tollgate/fastify', logger });
-  const ownLimiters: HttpLimiter<FastifyRequest, FastifyReply>[] = appLimiter ? [appLimiter] : [];
-  const appMade: RouteHook | undefined = appLimiter && {
-    check: rateLimitHook(appLimiter),
-    stage: hook,
-    limiter: appLimiter,
-  };
+  const limiters = new RouteLimiters<FastifyRequest, FastifyReply, RouteHook>(base, {
+    adapter: '@tollgate/fastify',
+    access: fastifyAccess,
+    logger,
+    appWide: global,
+    routeOptionsName: 'config.rateLimit',
+    inRequestHandler: () => ready,
+    make(options: RouteRateLimitOptions, build, where) {
+      // A hook `fastify.rateLimit()` makes runs where the app puts it: `hook` is no option there.
+      const { hook: stage = hook, ...own } = where === DECORATED ? { ...options, hook } : options;
+      checkHook(stage, `@tollgate/fastify (${where}): config.rateLimit.hook`);
+      const limiter = build(where === DECORATED ? options : own);
+      return { check: rateLimitHook(limiter), stage, limiter };
+    },
+  });
   // Declared up front, as Fastify asks of request properties, under the name the plugin's options give.
   const property = base.requestPropertyName ?? 'rateLimit';
   if (property !== false && !fastify.hasRequestDecorator(property))
     fastify.decorateRequest(property, undefined);
-  // Fastify adds a HEAD route for each GET with the same config object: one limiter serves both.
-  const routeHooks = new WeakMap<object, RouteHook>();
-
-  function routeHook(own: RouteRateLimitOptions, route: RouteOptions | RouteSeen, atStartup = true) {
-    let made = routeHooks.get(own);
-    if (made === undefined) {
-      const where = `route ${String(route.method)} ${route.url}`;
-      const merged = mergeRateLimitOptions(base, own, `@tollgate/fastify (${where}): config.rateLimit`);
-      const { hook: stage = hook, ...routeOptions } = merged as RouteRateLimitOptions;
-      checkHook(stage, `@tollgate/fastify (${where}): config.rateLimit.hook`);
-      const limiter = limiterOf(routeOptions, where, atStartup ? ready : false);
-      ownLimiters.push(limiter);
-      made = { check: rateLimitHook(limiter), stage, limiter };
-      routeHooks.set(own, made);
-    }
-    return made;
-  }
+  const routeHook = (own: RouteRateLimitOptions, route: RouteOptions | RouteSeen, atStartup = true) =>
+    limiters.ofRoute(own, `route ${String(route.method)} ${route.url}`, atStartup ? ready : false);
 
   /** Marks the routes this plugin limits by itself, on their config (Fastify copies it, symbols too). */
   const seen = Symbol('tollgate.routeSeen');
@@ -196,7 +155,7 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     route.config = { ...route.config, [seen]: true } as NonNullable<RouteOptions['config']>;
     const own = ownRateLimit(route.config);
     if (own === false) return;
-    const made = own === undefined ? appMade : routeHook(own, route);
+    const made = own === undefined ? limiters.appWide : routeHook(own, route);
     if (made === undefined) return;
     const { check, stage } = made;
     // onRequest: first, so a limited request costs as little as possible. A later hook is chosen to run
@@ -215,7 +174,8 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     let check = unseenChecks.get(config);
     if (check === undefined) {
       const own = ownRateLimit(config);
-      const made = own === false ? undefined : own === undefined ? appMade : routeHook(own, config, false);
+      const made =
+        own === false ? undefined : own === undefined ? limiters.appWide : routeHook(own, config, false);
       made?.limiter.warnOnce(
         'TOLLGATE_ROUTE_NOT_SEEN',
         `route ${String(config.method)} ${config.url} was added before the plugin had loaded, so it is ` +
@@ -236,14 +196,11 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     check(request, reply).then(() => done(), done);
   });
 
-  const decorator = function rateLimit(own: Partial<FastifyRateLimitOptions> = {}) {
-    const merged = mergeRateLimitOptions(base, own, '@tollgate/fastify: fastify.rateLimit() options');
-    const limiter = limiterOf(merged as FastifyRateLimitOptions, 'fastify.rateLimit()');
-    return rateLimitHook(limiter);
-  };
-  const controls = groupKeyControls(() => ownLimiters, '@tollgate/fastify');
+  const decorator = (own: Partial<FastifyRateLimitOptions> = {}) =>
+    limiters.apart(own, DECORATED, '@tollgate/fastify: fastify.rateLimit() options').check;
   // Registered twice in one context (two app-wide limiters), the first registration's decorator stays.
-  if (!fastify.hasDecorator('rateLimit')) fastify.decorate('rateLimit', Object.assign(decorator, controls));
+  if (!fastify.hasDecorator('rateLimit'))
+    fastify.decorate('rateLimit', Object.assign(decorator, keyControls(limiters)));
 };
 
 function rateLimitHook(limiter: HttpLimiter<FastifyRequest, FastifyReply>): RateLimitHookHandler {
@@ -251,13 +208,18 @@ function rateLimitHook(limiter: HttpLimiter<FastifyRequest, FastifyReply>): Rate
   const handler = limiter.handler as FastifyRateLimitOptions['handler'];
   async function rateLimit(request: FastifyRequest, reply: FastifyReply) {
     const handled = await handle(request, reply);
-    if (handled.kind === 'next') return;
-    if (handled.kind === 'error') throw handled.error;
     if (handled.kind === 'handler' && handler) await handler(request, reply, handled.info);
-    else if (handled.kind === 'stopped') reply.hijack(); // nobody to answer: no later hook, no handler
-    return reply;
+    return answered(handled, reply);
   }
   return Object.assign(rateLimit, keyControls(limiter));
+}
+
+/** What a hook returns (or throws) once the lifecycle has run: nothing lets the request go on. */
+function answered(handled: Handled, reply: FastifyReply): FastifyReply | undefined {
+  if (handled.kind === 'next') return undefined;
+  if (handled.kind === 'error') throw handled.error;
+  if (handled.kind === 'stopped') reply.hijack(); // nobody to answer: no later hook, no handler
+  return reply;
 }
 
 /**
@@ -330,29 +292,8 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions<FastifyRequest
   const limiter = createHttpConcurrencyLimiter(options, fastifyAccess, { adapter: '@tollgate/fastify' });
   const handle = concurrencyLifecycle(limiter, fastifyResponses);
   return async function concurrencyLimit(request: FastifyRequest, reply: FastifyReply) {
-    const handled = await handle(request, reply);
-    if (handled.kind === 'next') return;
-    if (handled.kind === 'error') throw handled.error;
-    if (handled.kind === 'stopped') reply.hijack();
-    return reply;
+    return answered(await handle(request, reply), reply);
   };
 }
 
-export type {
-  ConcurrencyLimitOptions,
-  HeaderProfile,
-  KeyFunction,
-  Policy,
-  RateLimitInfo,
-  Store,
-} from '@tollgate/core';
-export {
-  byApiKey,
-  byIp,
-  byUser,
-  ClientAddressError,
-  firstOf,
-  MemoryStore,
-  RateLimitError,
-  RedisStore,
-} from '@tollgate/core';
+export * from '@tollgate/core/app-exports';

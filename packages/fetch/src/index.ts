@@ -7,7 +7,7 @@ import {
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
-  type Handled,
+  handledError,
   type KeyControls,
   keyControls,
   type RateLimitInfo,
@@ -177,7 +177,7 @@ export function rateLimit<Args extends unknown[] = []>(
       if (handled.kind === 'answered') {
         return { allowed: false, info: answer.info as RateLimitInfo, response: answer.refusal() };
       }
-      throw failure(handled);
+      throw handledError(handled, ADAPTER);
     },
     ...keyControls(limiter),
   };
@@ -237,7 +237,7 @@ export function concurrencyLimit<Args extends unknown[] = []>(
         };
       }
       if (handled.kind === 'answered') return { allowed: false, response: answer.refusal() };
-      throw failure(handled);
+      throw handledError(handled, ADAPTER);
     },
   };
 }
@@ -316,28 +316,4 @@ function checked<T extends object>(options: T): T {
   return options ?? ({} as T);
 }
 
-/** What a check throws: the error for the app (a `RateLimitError`, a store's), or an answer already over. */
-function failure(handled: Handled): unknown {
-  return handled.kind === 'error'
-    ? handled.error
-    : new Error(`${ADAPTER}: this request was answered already`);
-}
-
-export type {
-  ConcurrencyLimitOptions,
-  HeaderProfile,
-  KeyFunction,
-  Policy,
-  RateLimitInfo,
-  Store,
-} from '@tollgate/core';
-export {
-  byApiKey,
-  byIp,
-  byUser,
-  ClientAddressError,
-  firstOf,
-  MemoryStore,
-  RateLimitError,
-  RedisStore,
-} from '@tollgate/core';
+export * from '@tollgate/core/app-exports';

@@ -5,6 +5,7 @@ import {
   createHttpConcurrencyLimiter,
   createHttpLimiter,
   type Handled,
+  handledError,
   type KeyControls,
   keyControls,
   RateLimitError,
@@ -208,8 +209,7 @@ function requestAccess({ getConnInfo, ip }: ClientAddressOptions, key: unknown):
  * default error handling answers it with its status and headers instead of a 500.
  */
 function failure(handled: Handled): unknown {
-  const error =
-    handled.kind === 'error' ? handled.error : new Error(`${ADAPTER}: this request was answered already`);
+  const error = handledError(handled, ADAPTER);
   if (error instanceof RateLimitError && !('getResponse' in error)) {
     const { message, status, headers } = error;
     Object.defineProperty(error, 'getResponse', { value: () => new Response(message, { status, headers }) });
@@ -217,21 +217,4 @@ function failure(handled: Handled): unknown {
   return error;
 }
 
-export type {
-  ConcurrencyLimitOptions,
-  HeaderProfile,
-  KeyFunction,
-  Policy,
-  RateLimitInfo,
-  Store,
-} from '@tollgate/core';
-export {
-  byApiKey,
-  byIp,
-  byUser,
-  ClientAddressError,
-  firstOf,
-  MemoryStore,
-  RateLimitError,
-  RedisStore,
-} from '@tollgate/core';
+export * from '@tollgate/core/app-exports';

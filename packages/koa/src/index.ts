@@ -132,21 +132,4 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions<Context>): Mid
   };
 }
 
-export type {
-  ConcurrencyLimitOptions,
-  HeaderProfile,
-  KeyFunction,
-  Policy,
-  RateLimitInfo,
-  Store,
-} from '@tollgate/core';
-export {
-  byApiKey,
-  byIp,
-  byUser,
-  ClientAddressError,
-  firstOf,
-  MemoryStore,
-  RateLimitError,
-  RedisStore,
-} from '@tollgate/core';
+export * from '@tollgate/core/app-exports';

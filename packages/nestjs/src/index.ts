@@ -3,24 +3,7 @@
  * `TollgateGuard`, `@RateLimit()` and `@SkipRateLimit()`, and `concurrencyLimit()` as an interceptor.
  */
 
-export type {
-  ConcurrencyLimitOptions,
-  HeaderProfile,
-  KeyFunction,
-  Policy,
-  RateLimitInfo,
-  Store,
-} from '@tollgate/core';
-export {
-  byApiKey,
-  byIp,
-  byUser,
-  ClientAddressError,
-  firstOf,
-  MemoryStore,
-  RateLimitError,
-  RedisStore,
-} from '@tollgate/core';
+export * from '@tollgate/core/app-exports';
 export { concurrencyLimit } from './concurrency-limit.js';
 export { RateLimit, type RouteRateLimitOptions, SkipRateLimit } from './decorators.js';
 export type { NestHttpRequest, TollgateModuleAsyncOptions, TollgateModuleOptions } from './options.js';

@@ -4,20 +4,15 @@
  * exception filters, rather than written.
  */
 import type { ServerResponse } from 'node:http';
-import type {
-  Handled,
-  RateLimitInfo,
-  RateLimitRejection,
-  RequestAccess,
-  ResponseAccess,
+import {
+  answersLeftmostForwarded,
+  endWithRejection,
+  type Handled,
+  type NodeShapedRequest,
+  nodeRequestAccess,
+  type ResponseAccess,
 } from '@tollgate/core';
-import type { NestHttpRequest } from './options.js';
 import { RateLimitException } from './rate-limit-exception.js';
-
-/** A refusal, with the refused request's info when a rate limiter (not a concurrency limiter) refused it. */
-export interface Refusal extends RateLimitRejection {
-  readonly info?: RateLimitInfo;
-}
 
 /** Express's `res`: a Node.js response with `json`, the method Nest's exception filter sends with. */
 interface ExpressResponse extends ServerResponse {
@@ -36,42 +31,16 @@ interface FastifyReply {
   removeHeader(name: string): FastifyReply;
 }
 
-type AnyRequest = NestHttpRequest & {
-  readonly socket?: { readonly remoteAddress?: string };
-  readonly app?: { get(setting: string): unknown };
-};
+type AnyRequest = NodeShapedRequest & { readonly app?: { get(setting: string): unknown } };
 
-/**
- * A request from behind nine proxies that no deliberate setting trusts all of: Fastify, asked for its
- * IP, answers the leftmost `X-Forwarded-For` entry only with `trustProxy: true`.
- */
-const PROBE_RAW = {
-  socket: { remoteAddress: '192.0.2.1' },
-  headers: { 'x-forwarded-for': Array.from({ length: 9 }, (_, i) => `198.51.100.${i + 1}`).join(', ') },
-};
-
-export const nestRequests: RequestAccess<AnyRequest> = {
-  ip: (request) => request.ip || undefined,
-  socketIp: (request) => request.socket?.remoteAddress,
-  header(request, name) {
-    const value = request.headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  },
-  trustsEveryProxy(request) {
-    if (typeof request.app?.get === 'function') return request.app.get('trust proxy') === true;
-    // Fastify keeps trustProxy to itself; its request's `ip` getter, asked about a made-up request, tells.
-    try {
-      const probe = Object.create(Object.getPrototypeOf(request), { raw: { value: PROBE_RAW } });
-      return (probe as AnyRequest).ip === '198.51.100.1';
-    } catch {
-      return false;
-    }
-  },
-};
-
-const expose = (request: AnyRequest, property: string, info: RateLimitInfo) => {
-  (request as unknown as Record<string, unknown>)[property] = info;
-};
+export const nestRequests = nodeRequestAccess<AnyRequest>((request) =>
+  typeof request.app?.get === 'function'
+    ? request.app.get('trust proxy') === true
+    : // Fastify keeps trustProxy to itself; its request's `ip` getter, asked about a made-up request, tells.
+      answersLeftmostForwarded(
+        (raw) => Object.create(Object.getPrototypeOf(request), { raw: { value: raw } }).ip,
+      ),
+);
 
 /*
  * Nest's default filter sends an exception's body with Express's `res.json` or Fastify's `reply.send`,
@@ -87,12 +56,11 @@ const expressResponses: ResponseAccess<AnyRequest, ExpressResponse> = {
     for (const name in headers) res.setHeader(name, headers[name] as string);
   },
   removeHeader: (res, name) => res.removeHeader(name),
-  expose,
-  send(res, refusal: Refusal) {
-    const exception = new RateLimitException(refusal, refusal.info);
+  send(res, refusal, info) {
+    const exception = new RateLimitException(refusal, info);
     const answer = exception.getResponse();
     const json = res.json;
-    res.json = (body) => (body === answer ? endWith(res, refusal) : json.call(res, body));
+    res.json = (body) => (body === answer ? endWithRejection(res, refusal) : json.call(res, body));
     throw exception;
   },
 };
@@ -102,9 +70,8 @@ const fastifyResponses: ResponseAccess<AnyRequest, FastifyReply> = {
   getHeader: (reply, name) => reply.getHeader(name),
   setHeaders: (reply, headers) => void reply.headers(headers),
   removeHeader: (reply, name) => void reply.removeHeader(name),
-  expose,
-  send(reply, refusal: Refusal) {
-    const exception = new RateLimitException(refusal, refusal.info);
+  send(reply, refusal, info) {
+    const exception = new RateLimitException(refusal, info);
     const answer = exception.getResponse();
     const send = reply.send;
     // A string through an identity serializer: Fastify adds no charset to it.
@@ -115,14 +82,6 @@ const fastifyResponses: ResponseAccess<AnyRequest, FastifyReply> = {
     throw exception;
   },
 };
-
-/** Ends `res` with the refusal in one chunk with the head, as `@tollgate/express` does. */
-function endWith(res: ServerResponse, { status, contentType, body, bytes }: RateLimitRejection) {
-  res.statusCode = status;
-  res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', bytes.length);
-  return res.end(body);
-}
 
 function asIs(body: string): string {
   return body;

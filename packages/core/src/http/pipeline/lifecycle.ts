@@ -25,10 +25,16 @@ export interface ResponseAccess<Req, Res> {
   /** Sets every header of `headers` (their values are strings already). */
   setHeaders(response: Res, headers: Readonly<Record<string, string>>): void;
   removeHeader(response: Res, name: string): void;
-  /** Puts a checked request's info where the app reads it (`req.rateLimit`, `ctx.state.rateLimit`). */
-  expose(request: Req, property: string, info: RateLimitInfo): void;
-  /** Answers a refused request with `rejection`: its status, content type and body, as they are. */
-  send(response: Res, rejection: RateLimitRejection): unknown;
+  /**
+   * Puts a checked request's info where the app reads it (`ctx.state.rateLimit`). Optional: by default
+   * it is the request's own property (`req.rateLimit`).
+   */
+  expose?(request: Req, property: string, info: RateLimitInfo): void;
+  /**
+   * Answers a refused request with `rejection`: its status, content type and body, as they are. `info`
+   * is the refused request's, when a rate limiter (not a concurrency limiter) refused it.
+   */
+  send(response: Res, rejection: RateLimitRejection, info?: RateLimitInfo): unknown;
 }
 
 /**
@@ -90,6 +96,7 @@ export function rateLimitLifecycle<Req, Res>(
 ): (request: Req, response: Res) => Promise<Handled> {
   const property = limiter.requestPropertyName;
   const hasHandler = limiter.handler !== undefined;
+  const expose = access.expose?.bind(access) ?? exposeOnRequest;
 
   function writeHeaders(outcome: HeadersOutcome, response: Res, raw: ProfiledResponse): void {
     const written = raw[PROFILE_WRITTEN];
@@ -109,7 +116,7 @@ export function rateLimitLifecycle<Req, Res>(
 
   async function refuse(request: Req, response: Res, info: RateLimitInfo): Promise<Handled> {
     if (hasHandler) return { kind: 'handler', info };
-    await access.send(response, await limiter.rejection(request, info));
+    await access.send(response, await limiter.rejection(request, info), info);
     return ANSWERED;
   }
 
@@ -119,8 +126,7 @@ export function rateLimitLifecycle<Req, Res>(
       if (clientGone(raw)) return STOPPED;
       const outcome = await limiter.check(request);
       if (outcome.kind === 'skipped') return NEXT;
-      if (property !== undefined && outcome.info !== undefined)
-        access.expose(request, property, outcome.info);
+      if (property !== undefined && outcome.info !== undefined) expose(request, property, outcome.info);
       if (clientGone(raw)) return STOPPED;
       const headSent = raw.headersSent === true;
       if (!headSent) writeHeaders(outcome, response, raw);
@@ -135,6 +141,25 @@ export function rateLimitLifecycle<Req, Res>(
       return clientGone(raw) ? STOPPED : { kind: 'error', error };
     }
   };
+}
+
+/**
+ * What an adapter whose middleware must return an answer (a Web `Response`) throws when the lifecycle
+ * neither let the request through nor answered it: `error`'s error, for the app's error handling, or,
+ * when `stopped`, an error saying so (the head was sent already, or the client went away).
+ *
+ * @example
+ * if (handled.kind === 'error' || handled.kind === 'stopped') throw handledError(handled, '@tollgate/hono');
+ */
+export function handledError(handled: Handled, adapter: string): unknown {
+  return handled.kind === 'error'
+    ? handled.error
+    : new Error(`${adapter}: this request was answered already`);
+}
+
+/** Where a request's info goes unless the adapter says otherwise: on the request, as its own property. */
+function exposeOnRequest(request: unknown, property: string, info: RateLimitInfo): void {
+  (request as Record<string, unknown>)[property] = info;
 }
 
 /** An outcome that carries headers. */

@@ -56,7 +56,9 @@ export class WebAnswer implements NodeResponse {
   }
 
   /** How the core's lifecycle writes to answers; `expose` puts a request's info where the app reads it. */
-  static access<Req>(expose: ResponseAccess<Req, WebAnswer>['expose']): ResponseAccess<Req, WebAnswer> {
+  static access<Req>(
+    expose: NonNullable<ResponseAccess<Req, WebAnswer>['expose']>,
+  ): ResponseAccess<Req, WebAnswer> {
     return {
       node: (answer) => answer,
       getHeader: (answer, name) => answer.headers[name],

@@ -1,0 +1,200 @@
+/**
+ * What the core gives adapters beside the lifecycle: the limiters of an app and its routes, the reader of
+ * Node-shaped requests, the trust-proxy probe, the refusal written to a Node.js response, and the
+ * lifecycle's defaults (the request property, the refused request's info handed to `send`).
+ */
+import { describe, expect, it } from 'vitest';
+import type {
+  NodeResponse,
+  RateLimitInfo,
+  RateLimitOutcome,
+  RateLimitRejection,
+} from '../../src/http/answer/outcome.js';
+import { endWithRejection } from '../../src/http/answer/rejections.js';
+import { answersLeftmostForwarded, nodeRequestAccess } from '../../src/http/identity/node-requests.js';
+import type { HttpLimiter } from '../../src/http/pipeline/http-limiter.js';
+import { handledError, type ResponseAccess, rateLimitLifecycle } from '../../src/http/pipeline/lifecycle.js';
+import { RouteLimiters } from '../../src/http/pipeline/route-limiters.js';
+import { type FakeRequest, fakeAccess, recordingLogger, storeOnClock } from './fixtures.js';
+
+/** A response that records what the lifecycle writes; never closed, its head never sent. */
+class FakeResponse implements NodeResponse {
+  readonly headers: Record<string, string> = {};
+  readonly sent: { rejection: RateLimitRejection; info: RateLimitInfo | undefined }[] = [];
+  readonly writableEnded = false;
+  readonly statusCode = 200;
+  once(): void {}
+}
+
+const fakeResponses: ResponseAccess<FakeRequest, FakeResponse> = {
+  node: (response) => response,
+  getHeader: (response, name) => response.headers[name.toLowerCase()],
+  setHeaders(response, headers) {
+    for (const name in headers) response.headers[name.toLowerCase()] = headers[name] as string;
+  },
+  removeHeader(response, name) {
+    delete response.headers[name.toLowerCase()];
+  },
+  send(response, rejection, info) {
+    response.sent.push({ rejection, info });
+  },
+};
+
+/** Route limiters over a memory store, whose `make` gives back the limiter and the options it saw. */
+function routeLimiters(base: Record<string, unknown>, appWide = true) {
+  const { store } = storeOnClock();
+  const { logger, warnings } = recordingLogger();
+  const seen: { options: Record<string, unknown>; where: string | undefined }[] = [];
+  const limiters = new RouteLimiters<FakeRequest, unknown, HttpLimiter<FakeRequest>>(
+    { store, logger, ...base },
+    {
+      adapter: '@tollgate/test',
+      access: fakeAccess,
+      appWide,
+      routeOptionsName: 'route options',
+      make(options, build, where) {
+        seen.push({ options: { ...options }, where });
+        return build(options);
+      },
+    },
+  );
+  return { limiters, seen, warnings };
+}
+
+/** The info of an outcome that has one. */
+function infoOf(outcome: RateLimitOutcome | undefined): RateLimitInfo | undefined {
+  return outcome !== undefined && 'info' in outcome ? outcome.info : undefined;
+}
+
+describe('RouteLimiters', () => {
+  it('makes the app-wide limiter from the base options, and one limiter per route options object', async () => {
+    const { limiters, seen } = routeLimiters({ limit: 1, window: '1m' });
+    const own = { limit: 2 };
+    const route = limiters.ofRoute(own, 'route GET /a');
+    expect(limiters.ofRoute(own, 'route HEAD /a')).toBe(route);
+    expect(limiters.ofRoute({ limit: 2 }, 'route GET /b')).not.toBe(route);
+    expect(seen.map(({ where }) => where)).toEqual([undefined, 'route GET /a', 'route GET /b']);
+    expect(seen[1]?.options).toMatchObject({ limit: 2, window: '1m' });
+    const client = { ip: '203.0.113.7' };
+    expect(infoOf(await limiters.appWide?.check(client))?.limit).toBe(1);
+    expect(infoOf(await route.check(client))?.limit).toBe(2);
+  });
+
+  it('names the route in its errors, and never inherits the base name', () => {
+    const { limiters } = routeLimiters({ limit: 1, window: '1m', name: 'app' });
+    expect(() => limiters.ofRoute({ limit: -1 }, 'route GET /x')).toThrow(
+      /^@tollgate\/test \(route GET \/x\)/,
+    );
+    expect(() => limiters.ofRoute([] as never, 'route GET /y')).toThrow(
+      /^@tollgate\/test \(route GET \/y\): route options must be options like/,
+    );
+    expect(limiters.ofRoute({ limit: 3 }, 'route GET /z').name).not.toBe('app');
+  });
+
+  it('without an app-wide limiter still checks the base options at once', () => {
+    expect(routeLimiters({ limit: 1 }, false).limiters.appWide).toBeUndefined();
+    expect(() => routeLimiters({ limit: 'many' }, false)).toThrow(/@tollgate\/test.*limit/);
+  });
+
+  it('reaches every limiter with its key controls, but not one made apart', async () => {
+    const { limiters } = routeLimiters({ limit: 1, window: '1m', overrides: true });
+    const route = limiters.ofRoute({ name: 'route' }, 'route GET /a');
+    const apart = limiters.apart({ name: 'apart' }, 'apart', 'apart options');
+    const client = { ip: '203.0.113.7' };
+    for (const limiter of [limiters.appWide, route, apart]) await limiter?.check(client);
+    const { resetKey, setOverride } = limiters; // handed out apart from the object, as adapters do
+    await resetKey('ip:203.0.113.7');
+    expect((await limiters.appWide?.check(client))?.kind).toBe('allowed');
+    expect((await route.check(client))?.kind).toBe('allowed');
+    expect((await apart.check(client))?.kind).toBe('limited');
+    await setOverride('ip:203.0.113.7', 5);
+    expect(infoOf(await route.check(client))?.limit).toBe(5);
+    expect(await apart.getOverride('ip:203.0.113.7')).toBeUndefined();
+  });
+});
+
+describe('nodeRequestAccess', () => {
+  const access = nodeRequestAccess<FakeRequest & { headers: Record<string, string | string[]> }>();
+
+  it("reads the framework's IP (an empty one is none), the socket's peer, and a header's first value", () => {
+    const request = { ip: '', socket: { remoteAddress: '10.0.0.1' }, headers: { 'x-key': ['a', 'b'] } };
+    expect(access.ip(request as never)).toBeUndefined();
+    expect(access.socketIp(request as never)).toBe('10.0.0.1');
+    expect(access.header(request as never, 'x-key')).toBe('a');
+    expect(access.header({ headers: { 'x-key': 'c' } } as never, 'x-key')).toBe('c');
+    expect(access.trustsEveryProxy).toBeUndefined();
+  });
+});
+
+describe('answersLeftmostForwarded', () => {
+  const leftmost = (raw: { headers: Readonly<Record<string, string | string[] | undefined>> }) =>
+    String(raw.headers['x-forwarded-for']).split(', ')[0];
+
+  it('is true only for IP resolution that takes the leftmost X-Forwarded-For entry', () => {
+    expect(answersLeftmostForwarded(leftmost)).toBe(true);
+    expect(answersLeftmostForwarded((raw) => raw.socket?.remoteAddress)).toBe(false);
+    expect(answersLeftmostForwarded((raw) => String(raw.headers['x-forwarded-for']).split(', ').at(-1))).toBe(
+      false,
+    );
+  });
+
+  it('is false when the resolution throws', () => {
+    expect(
+      answersLeftmostForwarded(() => {
+        throw new Error('no raw request here');
+      }),
+    ).toBe(false);
+  });
+});
+
+describe('endWithRejection', () => {
+  it('ends the response with the status, the content type as it is, the length in bytes, and the body as text', () => {
+    const written: unknown[] = [];
+    const res = {
+      statusCode: 200,
+      setHeader: (name: string, value: string | number) => written.push([name, value]),
+      end: (body: string) => written.push(body),
+    };
+    const body = '{"title":"Trop de requêtes"}';
+    endWithRejection(res, {
+      status: 429,
+      contentType: 'application/problem+json',
+      body,
+      bytes: Buffer.from(body),
+    });
+    expect(res.statusCode).toBe(429);
+    expect(written).toEqual([
+      ['Content-Type', 'application/problem+json'],
+      ['Content-Length', Buffer.byteLength(body)],
+      body,
+    ]);
+  });
+});
+
+describe("the lifecycle's defaults", () => {
+  it("puts the info on the request's own property, and hands the refused request's info to send", async () => {
+    const { limiters } = routeLimiters({ limit: 1, window: '1m' });
+    const handle = rateLimitLifecycle(
+      limiters.appWide as HttpLimiter<FakeRequest, FakeResponse>,
+      fakeResponses,
+    );
+    const first: FakeRequest & { rateLimit?: RateLimitInfo } = { ip: '203.0.113.7' };
+    expect(await handle(first, new FakeResponse())).toEqual({ kind: 'next' });
+    expect(first.rateLimit?.remaining).toBe(0);
+    const response = new FakeResponse();
+    const second: FakeRequest & { rateLimit?: RateLimitInfo } = { ip: '203.0.113.7' };
+    expect(await handle(second, response)).toEqual({ kind: 'answered' });
+    expect(response.sent).toHaveLength(1);
+    expect(response.sent[0]?.info).toBe(second.rateLimit);
+    expect(response.sent[0]?.rejection.status).toBe(429);
+    expect(response.headers['retry-after']).toBeDefined();
+  });
+
+  it('gives a Web adapter the error to throw: the store’s, or one saying the request was answered already', () => {
+    const error = new Error('store down');
+    expect(handledError({ kind: 'error', error }, '@tollgate/test')).toBe(error);
+    expect(String(handledError({ kind: 'stopped' }, '@tollgate/test'))).toBe(
+      'Error: @tollgate/test: this request was answered already',
+    );
+  });
+});

@@ -60,6 +60,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'rateLimitLifecycle',
     'stackHeaders',
     'subscribeTollgate',
+    'suppliedAddressAccess',
     'validateInheritedOptions',
     'WebAnswer',
   ].sort(),

@@ -67,6 +67,7 @@ export {
   type RequestAccess,
   type VerifyApiKey,
 } from './http/identity/request-keys.js';
+export { type SuppliedAddress, suppliedAddressAccess } from './http/identity/supplied-address.js';
 export type {
   AdapterSettings,
   ConcurrencyLimitOptions,

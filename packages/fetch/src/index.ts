@@ -14,6 +14,7 @@ import {
   type RateLimitOptions,
   type RequestAccess,
   rateLimitLifecycle,
+  suppliedAddressAccess,
   WebAnswer,
 } from '@tollgate/core';
 
@@ -280,13 +281,6 @@ function guarded<Req extends Request, Args extends unknown[]>(
  * an `X-Forwarded-For` not naming it is warned about (`TOLLGATE_UNTRUSTED_FORWARDED_FOR`).
  */
 function requestAccess<Args extends unknown[]>(ip: ClientAddressOption<Args>['ip'], key: unknown) {
-  if (ip === undefined ? key === undefined : typeof ip !== 'function') {
-    throw new TypeError(
-      `${ADAPTER}: give ip, a function returning the client's address (a Request has none; the README ` +
-        'shows how for Next.js, Bun, Deno and Node), or a key that identifies every request: without ' +
-        'either, all clients would share one bucket',
-    );
-  }
   // The handler's other arguments, for `ip`: the core reads a request alone. Kept on the request under
   // this limiter's own symbol (a property costs less per request than a WeakMap entry).
   const ARGS = Symbol('tollgate.handlerArgs');
@@ -294,13 +288,25 @@ function requestAccess<Args extends unknown[]>(ip: ClientAddressOption<Args>['ip
   const rememberArgs = (request: WithArgs, args: Args) => {
     request[ARGS] = args;
   };
-  const ipOf = (request: WithArgs) => ip?.(request, ...(request[ARGS] ?? ([] as unknown as Args)));
-  const access: RequestAccess<Request> = {
-    ip: ipOf,
-    socketIp: ipOf,
-    header: (request, name) => request.headers.get(name) ?? undefined,
-  };
-  return { access, rememberArgs };
+  // Anything but a function goes to the core as it is, to be refused there.
+  const ipOf =
+    typeof ip === 'function'
+      ? (request: WithArgs) => ip(request, ...(request[ARGS] ?? ([] as unknown as Args)))
+      : (ip as undefined);
+  const access = suppliedAddressAccess<WithArgs>(
+    {
+      ip: ipOf,
+      header: (request, name) => request.headers.get(name) ?? undefined,
+    },
+    {
+      adapter: ADAPTER,
+      key,
+      missing:
+        "give ip, a function returning the client's address (a Request has none; the README shows how " +
+        'for Next.js, Bun, Deno and Node), or a key that identifies every request',
+    },
+  );
+  return { access: access as RequestAccess<Request>, rememberArgs };
 }
 
 /** The options, refusing those of the other adapters that mean nothing here. */

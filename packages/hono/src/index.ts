@@ -13,6 +13,7 @@ import {
   type RateLimitOptions,
   type RequestAccess,
   rateLimitLifecycle,
+  suppliedAddressAccess,
   WebAnswer,
 } from '@tollgate/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
@@ -192,15 +193,17 @@ function requestAccess({ getConnInfo, ip }: ClientAddressOptions, key: unknown):
     if (value !== undefined && typeof value !== 'function')
       throw new TypeError(`${ADAPTER}: ${name} must be a function`);
   }
-  if (getConnInfo === undefined && ip === undefined && key === undefined) {
-    throw new TypeError(
-      `${ADAPTER}: give getConnInfo (from hono/<runtime>, e.g. @hono/node-server/conninfo) or ip, so that ` +
-        'each client gets a bucket of its own, or a key that identifies every request: without either, ' +
-        'all clients would share one bucket',
-    );
-  }
-  const peer = getConnInfo ? (c: Context) => getConnInfo(c).remote.address : (ip ?? (() => undefined));
-  return { ip: ip ?? peer, socketIp: peer, header: (c, name) => c.req.header(name) };
+  const peer = getConnInfo && ((c: Context) => getConnInfo(c).remote.address);
+  return suppliedAddressAccess<Context>(
+    { ip, peer, header: (c, name) => c.req.header(name) },
+    {
+      adapter: ADAPTER,
+      key,
+      missing:
+        'give getConnInfo (from hono/<runtime>, e.g. @hono/node-server/conninfo) or ip, so that each ' +
+        'client gets a bucket of its own, or a key that identifies every request',
+    },
+  );
 }
 
 /**

@@ -12,6 +12,7 @@ import type {
 } from '../../src/http/answer/outcome.js';
 import { endWithRejection } from '../../src/http/answer/rejections.js';
 import { answersLeftmostForwarded, nodeRequestAccess } from '../../src/http/identity/node-requests.js';
+import { suppliedAddressAccess } from '../../src/http/identity/supplied-address.js';
 import type { HttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { handledError, type ResponseAccess, rateLimitLifecycle } from '../../src/http/pipeline/lifecycle.js';
 import { RouteLimiters } from '../../src/http/pipeline/route-limiters.js';
@@ -123,6 +124,32 @@ describe('nodeRequestAccess', () => {
     expect(access.header(request as never, 'x-key')).toBe('a');
     expect(access.header({ headers: { 'x-key': 'c' } } as never, 'x-key')).toBe('c');
     expect(access.trustsEveryProxy).toBeUndefined();
+  });
+});
+
+describe('suppliedAddressAccess', () => {
+  const header = () => undefined;
+  const settings = { adapter: '@tollgate/test', key: undefined, missing: 'give ip' };
+
+  it('reads the IP and the peer from the functions given, each standing in for the other', () => {
+    const ip = (request: FakeRequest) => request.ip;
+    const peer = (request: FakeRequest) => request.socketIp;
+    const request = { ip: '203.0.113.7', socketIp: '10.0.0.1' };
+    const both = suppliedAddressAccess({ ip, peer, header }, settings);
+    expect([both.ip(request), both.socketIp(request)]).toEqual(['203.0.113.7', '10.0.0.1']);
+    const onlyIp = suppliedAddressAccess({ ip, header }, settings);
+    expect([onlyIp.ip(request), onlyIp.socketIp(request)]).toEqual(['203.0.113.7', '203.0.113.7']);
+    const onlyPeer = suppliedAddressAccess({ peer, header }, settings);
+    expect([onlyPeer.ip(request), onlyPeer.socketIp(request)]).toEqual(['10.0.0.1', '10.0.0.1']);
+  });
+
+  it('refuses to build one bucket for everyone: no address and no key, or an address that is no function', () => {
+    expect(() => suppliedAddressAccess({ header }, settings)).toThrow(
+      '@tollgate/test: give ip: without either, all clients would share one bucket',
+    );
+    expect(() => suppliedAddressAccess({ ip: 'x-real-ip' as never, header }, settings)).toThrow(/give ip/);
+    const keyed = suppliedAddressAccess({ header }, { ...settings, key: () => 'user:1' });
+    expect(keyed.ip({})).toBeUndefined();
   });
 });
 

@@ -144,6 +144,24 @@ class OpenController {
   }
 }
 
+/** One options object, given to two decorators: each is a limiter of its own. */
+const ONE_PER_HOUR = { limit: 1, window: '1h' } as const;
+
+@Controller('shared')
+class SharedOptionsController {
+  @RateLimit(ONE_PER_HOUR)
+  @Get('a')
+  a() {
+    return 'a';
+  }
+
+  @RateLimit(ONE_PER_HOUR)
+  @Get('b')
+  b() {
+    return 'b';
+  }
+}
+
 const LIMITS = Symbol('LIMITS');
 
 @Module({ providers: [{ provide: LIMITS, useValue: { perMinute: 2 } }], exports: [LIMITS] })
@@ -348,6 +366,20 @@ describe.each(nestPlatforms)('NestJS on $name', (platform) => {
       // A route without a @RateLimit of its own or its controller's: the module's app-wide limiter.
       const hello = await app.send('GET', '/hello');
       expect(jsonBody(hello)).toEqual({ remaining: 9, limiter: 'app-wide' });
+    });
+  });
+
+  it('gives each @RateLimit a limiter of its own, even where two were given one options object', async () => {
+    const metadata = {
+      imports: [TollgateModule.forRoot()],
+      controllers: [SharedOptionsController],
+      providers: [globalGuard],
+    };
+    await withApp(platform, metadata, async (app) => {
+      const statuses = [];
+      for (const path of ['/shared/a', '/shared/b', '/shared/a', '/shared/b'])
+        statuses.push((await app.send('GET', path)).status);
+      expect(statuses).toEqual([200, 200, 429, 429]);
     });
   });
 

@@ -146,7 +146,9 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   if (property !== false && !fastify.hasRequestDecorator(property))
     fastify.decorateRequest(property, undefined);
   const routeHook = (own: RouteRateLimitOptions, route: RouteOptions | RouteSeen, atStartup = true) =>
-    limiters.ofRoute(own, `route ${String(route.method)} ${route.url}`, atStartup ? ready : false);
+    limiters.ofRoute(own, `route ${String(route.method)} ${route.url}`, {
+      inRequestHandler: atStartup ? ready : false,
+    });
 
   /** Marks the routes this plugin limits by itself, on their config (Fastify copies it, symbols too). */
   const seen = Symbol('tollgate.routeSeen');

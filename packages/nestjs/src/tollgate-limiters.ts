@@ -64,9 +64,8 @@ export class TollgateLimiters extends RouteLimiters<never, unknown, Lifecycle> i
     const mark = own ?? this.reflector.get<RateLimitMark | undefined>(RATE_LIMIT, controller);
     if (mark === undefined) return this.appWide;
     if (mark === false) return undefined;
-    return this.ofRoute(
-      mark.options,
-      own === undefined ? controller.name : `${controller.name}.${handler.name}`,
-    );
+    const where = own === undefined ? controller.name : `${controller.name}.${handler.name}`;
+    // One limiter per decorator, even where two decorators were given one options object.
+    return this.ofRoute(mark.options, where, { key: mark });
   }
 }

@@ -74,7 +74,19 @@ describe('RouteLimiters', () => {
     const route = limiters.ofRoute(own, 'route GET /a');
     expect(limiters.ofRoute(own, 'route HEAD /a')).toBe(route);
     expect(limiters.ofRoute({ limit: 2 }, 'route GET /b')).not.toBe(route);
-    expect(seen.map(({ where }) => where)).toEqual([undefined, 'route GET /a', 'route GET /b']);
+    // Keyed by another object (one per decorator), one options object makes a limiter per key.
+    const [first, second] = [{}, {}];
+    const byFirst = limiters.ofRoute(own, 'Orders.list', { key: first });
+    expect(byFirst).not.toBe(route);
+    expect(limiters.ofRoute(own, 'Orders.list', { key: first })).toBe(byFirst);
+    expect(limiters.ofRoute(own, 'Orders.show', { key: second })).not.toBe(byFirst);
+    expect(seen.map(({ where }) => where)).toEqual([
+      undefined,
+      'route GET /a',
+      'route GET /b',
+      'Orders.list',
+      'Orders.show',
+    ]);
     expect(seen[1]?.options).toMatchObject({ limit: 2, window: '1m' });
     const client = { ip: '203.0.113.7' };
     expect(infoOf(await limiters.appWide?.check(client))?.limit).toBe(1);

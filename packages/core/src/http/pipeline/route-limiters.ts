@@ -82,22 +82,25 @@ export class RouteLimiters<Req, Res, Made> implements KeyControls {
   }
 
   /**
-   * What the limiter of a route's options `own` runs, made the first time; `where` names the route.
-   * `inRequestHandler` overrides the settings' (a route Fastify's plugin never saw is made lazily, and
-   * rightly).
+   * What the limiter of a route's options `own` runs, made the first time `own` (or `made.key`, one
+   * object per decorator where two may give the same options) is asked for; `where` names the route.
+   * `made.inRequestHandler` overrides the settings' (a route Fastify's plugin never saw is made lazily,
+   * and rightly).
    */
-  ofRoute(own: Options<Req, Res>, where: string, inRequestHandler?: boolean): Made {
-    let made = this.#ofRoute.get(own);
-    if (made === undefined) {
+  ofRoute(
+    own: Options<Req, Res>,
+    where: string,
+    made: { readonly key?: object; readonly inRequestHandler?: boolean } = {},
+  ): Made {
+    const key = made.key ?? own;
+    let found = this.#ofRoute.get(key);
+    if (found === undefined) {
       const what = `${this.#settings.adapter} (${where}): ${this.#settings.routeOptionsName}`;
-      made = this.#make(
-        mergeRateLimitOptions(this.#base, own, what) as Options<Req, Res>,
-        where,
-        inRequestHandler,
-      );
-      this.#ofRoute.set(own, made);
+      const merged = mergeRateLimitOptions(this.#base, own, what) as Options<Req, Res>;
+      found = this.#make(merged, where, made.inRequestHandler);
+      this.#ofRoute.set(key, found);
     }
-    return made;
+    return found;
   }
 
   /**

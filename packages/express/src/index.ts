@@ -60,7 +60,7 @@ const expressResponses: ResponseAccess<Request, Response> = {
     for (const name in headers) res.setHeader(name, headers[name] as string);
   },
   removeHeader: (res, name) => res.removeHeader(name),
-  send: (res, rejection) => endWithRejection(res, rejection),
+  send: endWithRejection,
 };
 
 /**

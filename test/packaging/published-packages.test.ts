@@ -153,7 +153,14 @@ async function loadAll(format: 'cjs' | 'esm'): Promise<Record<string, string[]>>
     for (const name of ${JSON.stringify(PACKAGES)}) {
       exported[name] = Object.keys(${load("'@tollgate/' + name")}).filter((k) => k !== 'default' && k !== '__esModule').sort();
     }
-    const { createLimiter } = ${load("'@tollgate/core'")};
+    // What an adapter re-exports is the core's own: one RedisStore class, whichever package it came from.
+    const core = ${load("'@tollgate/core'")};
+    exported.foreign = [];
+    for (const name of ${JSON.stringify(PACKAGES)}) {
+      const pkg = ${load("'@tollgate/' + name")};
+      for (const key of Object.keys(pkg)) if (key in core && pkg[key] !== core[key]) exported.foreign.push(name + '.' + key);
+    }
+    const { createLimiter } = core;
     const limiter = createLimiter({ policies: { limit: 1, window: '1m' } });
     exported.decisions = [(await limiter.consume('a')).allowed, (await limiter.consume('a')).allowed];
     // With no SDK, the metrics go to the API's no-op provider: instrumenting must still work.
@@ -218,6 +225,7 @@ describe('the published packages', () => {
   it.each(['cjs', 'esm'] as const)('load from %s with the pinned export lists, and work', async (format) => {
     const loaded = await loadAll(format);
     expect(loaded.decisions).toEqual([true, false]);
+    expect(loaded.foreign).toEqual([]);
     for (const name of PACKAGES) expect(loaded[name], `@tollgate/${name}`).toEqual(EXPECTED_EXPORTS[name]);
   });
 });

@@ -122,18 +122,7 @@ export function rateLimit(options: HonoRateLimitOptions): RateLimitMiddleware {
     requestAccess(given, shared.key),
     { adapter: ADAPTER, inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? '') },
   );
-  const handle = rateLimitLifecycle(limiter, answerAccess);
-
-  async function rateLimit(c: Context, next: Next) {
-    const answer = WebAnswer.for(c, c.req.method).checking();
-    const handled = await handle(c, answer);
-    if (handled.kind === 'next') return finishAfter(c, next, answer);
-    if (handled.kind === 'handler')
-      return answer.finish(await (handler as NonNullable<typeof handler>)(c, handled.info));
-    if (handled.kind === 'answered') return refuse(c, answer);
-    throw failure(handled);
-  }
-
+  const rateLimit = middleware(rateLimitLifecycle(limiter, answerAccess), true, handler);
   return Object.assign(rateLimit, keyControls(limiter));
 }
 
@@ -148,14 +137,26 @@ export function rateLimit(options: HonoRateLimitOptions): RateLimitMiddleware {
 export function concurrencyLimit(options: HonoConcurrencyLimitOptions): MiddlewareHandler {
   const given = options ?? ({} as HonoConcurrencyLimitOptions);
   const { getConnInfo: _getConnInfo, ip: _ip, ...shared } = given;
-  const limiter = createHttpConcurrencyLimiter(shared, requestAccess(given, shared.key), {
-    adapter: ADAPTER,
-  });
-  const handle = concurrencyLifecycle(limiter, answerAccess);
-  return async function concurrencyLimit(c, next) {
+  const access = requestAccess(given, shared.key);
+  const limiter = createHttpConcurrencyLimiter(shared, access, { adapter: ADAPTER });
+  return middleware(concurrencyLifecycle(limiter, answerAccess), false);
+}
+
+/**
+ * The middleware around a limiter's lifecycle: the rest of the chain for a request it lets through,
+ * else the refusal, or the `handler` option's answer. `rateLimit` marks each request's answer as
+ * `checking`, so the info it exposes is its own.
+ */
+function middleware(
+  handle: (c: Context, answer: WebAnswer) => Promise<Handled>,
+  checking: boolean,
+  handler?: HonoRateLimitOptions['handler'],
+): MiddlewareHandler {
+  return async function limited(c, next) {
     const answer = WebAnswer.for(c, c.req.method);
-    const handled = await handle(c, answer);
+    const handled = await handle(c, checking ? answer.checking() : answer);
     if (handled.kind === 'next') return finishAfter(c, next, answer);
+    if (handled.kind === 'handler' && handler) return answer.finish(await handler(c, handled.info));
     if (handled.kind === 'answered') return refuse(c, answer);
     throw failure(handled);
   };

@@ -62,7 +62,8 @@ export interface WritableNodeResponse {
  * less CPU each.
  *
  * @example
- * const expressResponses = { ..., send: endWithRejection };
+ * // in an adapter's ResponseAccess for Node.js responses
+ * send: (res, rejection) => endWithRejection(res, rejection),
  */
 export function endWithRejection(
   res: WritableNodeResponse,

@@ -26,10 +26,23 @@ function policiesOf(random: () => number): Policy[] {
   });
 }
 
+/** Time passing between two checks, as a test clock moves it. */
+type Passing = (random: () => number) => number;
+
+/** Whole milliseconds, from none to more than a second. */
+const WHOLE_MS: Passing = (random) =>
+  random() < 0.7 ? Math.floor(random() * 50) : Math.floor(random() * 1_500);
+
+/** Mostly a fraction of a millisecond, as a real clock moves between the checks of a flood. */
+const FRACTIONS_OF_MS: Passing = (random) => (random() < 0.8 ? random() * 1.5 : Math.floor(random() * 1_500));
+
 describe('DenyCache', () => {
-  it.each([1, 2, 3, 4, 5, 6, 7, 8])(
-    'answers only refusals the store gives at that moment too (seed %i)',
-    async (seed) => {
+  it.each([
+    ...[1, 2, 3, 4, 5, 6, 7, 8].map((seed) => ({ seed, passing: WHOLE_MS, steps: 'whole ms' })),
+    ...[1, 2, 3, 4].map((seed) => ({ seed, passing: FRACTIONS_OF_MS, steps: 'fractions of a ms' })),
+  ])(
+    'answers only refusals the store gives at that moment too (seed $seed, $steps)',
+    async ({ seed, passing }) => {
       const random = seeded(seed);
       const policies = resolvePolicies(policiesOf(random));
       let storeMs = 1_700_000_000_000;
@@ -56,7 +69,7 @@ describe('DenyCache', () => {
           cache.record('owner', result, decide(policies, result, cost), askedAtMs);
         }
         // Time passes; the cache's clock never moves less than the store's.
-        const passedMs = random() < 0.7 ? Math.floor(random() * 50) : Math.floor(random() * 1_500);
+        const passedMs = passing(random);
         storeMs += passedMs;
         cacheMs += passedMs + (random() < 0.2 ? Math.floor(random() * 20) : 0);
       }
@@ -76,6 +89,32 @@ describe('DenyCache', () => {
     cache.record('owner', refused, decision, nowMs);
     expect(cache.check('owner', 1)?.allowed).toBe(false);
     nowMs += decision.retryAfterMs as number;
+    expect(cache.check('owner', 1)).toBeUndefined();
+  });
+
+  it('answers one refusal again as it is for at most 1 ms, and never once the cost could fit', async () => {
+    const policies = resolvePolicies({ limit: 10, window: 1_000 });
+    let nowMs = 1_700_000_000_000;
+    const store = new MemoryStore({ clock: () => nowMs });
+    const cache = new DenyCache(policies, 10, () => nowMs);
+    await store.update({ key: 'owner', policies, cost: 10, mode: 'consume' });
+    const refused = await store.update({ key: 'owner', policies, cost: 1, mode: 'consume' });
+    cache.record('owner', refused, decide(policies, refused, 1), nowMs);
+    const first = cache.check('owner', 1);
+    expect(first?.allowed).toBe(false);
+    nowMs += 0.5;
+    expect(cache.check('owner', 1)).toBe(first);
+    expect(cache.check('owner', 2)).not.toBe(first); // another cost: its own answer
+    nowMs += 0.5;
+    const later = cache.check('owner', 1);
+    expect(later).not.toBe(first);
+    expect(later?.retryAfterMs).toBeLessThan(first?.retryAfterMs as number);
+    // 1 ms before the refused cost fits, the answer is made afresh each time.
+    nowMs += (later?.retryAfterMs as number) - 1;
+    const nearlyFits = cache.check('owner', 1);
+    expect(nearlyFits?.allowed).toBe(false);
+    expect(cache.check('owner', 1)).not.toBe(nearlyFits);
+    nowMs += 1;
     expect(cache.check('owner', 1)).toBeUndefined();
   });
 

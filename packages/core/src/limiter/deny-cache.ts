@@ -1,6 +1,7 @@
 /**
  * The deny cache: once the store has said an owner must wait, further checks during that wait are
- * answered in process, with no round trip, for exactly the answer the store would give or a kinder one.
+ * answered in process, with no round trip, for exactly the answer the store would give or a kinder one
+ * (its figures at most 1 ms old, when one refusal is answered again).
  */
 
 import { decide } from '../algorithms/decide.js';
@@ -43,7 +44,25 @@ interface Denial {
   readonly untilMs: number;
   /** When the client's ban ends, by the store's clock; 0 when it is not banned. */
   readonly bannedUntilMs: number;
+  /** The last refusal answered from this denial, reused while it still holds: see `MEMO_MS`. */
+  memo: Memo | undefined;
 }
+
+/** A refusal the cache answered, for one cost, and until when (by the cache's clock) it may be reused. */
+interface Memo {
+  readonly cost: number;
+  readonly decision: Decision;
+  readonly fromMs: number;
+  readonly untilMs: number;
+}
+
+/**
+ * How long one refusal is answered again as it is: a client hammering while refused asks many times a
+ * millisecond, and each answer, built afresh, costs more than the rest of the refusal. Within it the
+ * refusal's figures are at most this much old (a wait of up to 1 ms longer, as many fewer tokens as
+ * refill in 1 ms), and it is never reused past the moment the refused cost could fit.
+ */
+const MEMO_MS = 1;
 
 /**
  * Remembers denials per owner, bounded by `maxKeys` (the oldest is dropped first: dropping one only costs
@@ -83,7 +102,12 @@ export class DenyCache {
   check(owner: string, cost: number): Decision | undefined {
     const denial = this.#denials.get(owner);
     if (denial === undefined) return undefined;
-    const elapsedMs = Math.max(0, this.now() - denial.askedAtMs);
+    const clockMs = this.now();
+    const { memo } = denial;
+    if (memo !== undefined && memo.cost === cost && clockMs < memo.untilMs && clockMs >= memo.fromMs) {
+      return memo.decision;
+    }
+    const elapsedMs = Math.max(0, clockMs - denial.askedAtMs);
     if (elapsedMs >= denial.untilMs - denial.askedAtMs) {
       this.#denials.delete(owner);
       return undefined;
@@ -103,7 +127,12 @@ export class DenyCache {
       if (!algorithm.fits(policy, state, 0, cost, nowMs)) fits = false;
     }
     if (fits && bannedUntilMs <= nowMs) return undefined;
-    return decide(policies, { applied: false, nowMs, states, bannedUntilMs }, cost);
+    const decision = decide(policies, { applied: false, nowMs, states, bannedUntilMs }, cost);
+    // A wait is a whole number of ms, rounded: the cost fits no sooner than 1 ms before it says. Nor
+    // past the cached wait, after which the store is asked again.
+    const untilMs = Math.min(clockMs + MEMO_MS, clockMs + (decision.retryAfterMs ?? 0) - 1, denial.untilMs);
+    denial.memo = untilMs > clockMs ? { cost, decision, fromMs: clockMs, untilMs } : undefined;
+    return decision;
   }
 
   /** Records the store's answer to a check asked at `askedAtMs`: a denial is kept for its wait. */
@@ -122,6 +151,7 @@ export class DenyCache {
       askedAtMs,
       untilMs: askedAtMs + decision.retryAfterMs,
       bannedUntilMs: result.bannedUntilMs ?? 0,
+      memo: undefined,
     });
   }
 

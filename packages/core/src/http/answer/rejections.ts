@@ -14,9 +14,13 @@ const MAX_ANSWERS = 256;
 /** The problem-details answers of one limiter. */
 export class ProblemAnswers {
   readonly #answers = new Map<string, RateLimitRejection>();
+  /** The last answer and its decision: the deny cache answers a hammering client with one decision. */
+  #last: { decision: Decision; status: number; answer: RateLimitRejection } | undefined;
 
   /** The answer to a refused decision, with `status` (429, 403, or the `statusCode` option). */
   answer(decision: Decision, status: number): RateLimitRejection {
+    const last = this.#last;
+    if (last?.decision === decision && last.status === status) return last.answer;
     const key = answerKey(decision, status);
     let answer = this.#answers.get(key);
     if (answer === undefined) {
@@ -24,6 +28,7 @@ export class ProblemAnswers {
       if (this.#answers.size >= MAX_ANSWERS) this.#answers.clear();
       this.#answers.set(key, answer);
     }
+    this.#last = { decision, status, answer };
     return answer;
   }
 }

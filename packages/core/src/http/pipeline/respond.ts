@@ -36,12 +36,20 @@ export type Responder<Req> = (
 export function responder<Req>(config: ResolvedRateLimitOptions<Req>, warnings: Warnings): Responder<Req> {
   const { onExceeding, onExceeded, onNearLimit } = config;
 
+  // The last refusal's headers: the deny cache answers a client hammering while refused with one
+  // decision object many times a millisecond, and its headers are the same each time.
+  let refused: { decision: Decision; bound: BoundLimiter; headers: Record<string, string> } | undefined;
+
   /** The headers of a decision: none in dry run unless `dryRunHeaders`, and then no `Retry-After`. */
   function headersOf(bound: BoundLimiter, decision: Decision, dryRun: boolean): Record<string, string> {
     if (dryRun && !config.dryRunHeaders) return NO_HEADERS;
+    if (!dryRun && refused?.decision === decision && refused.bound === bound) return refused.headers;
     const headers = (decision.degraded ? bound.writeDegradedHeaders : bound.writeHeaders)(decision);
     // Retry-After belongs to refusals; a request that goes on was not refused.
     if (dryRun) delete headers['Retry-After'];
+    else if (!decision.allowed && !config.throwOnLimit) {
+      refused = { decision, bound, headers: Object.freeze(headers) };
+    }
     return headers;
   }
 

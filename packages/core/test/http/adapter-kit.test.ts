@@ -229,6 +229,25 @@ describe("the lifecycle's defaults", () => {
     expect(response.headers['retry-after']).toBeDefined();
   });
 
+  it('stacks on the fields an earlier limiter left on the response, and puts nothing of its own on it', async () => {
+    const { limiters } = routeLimiters({ limit: 5, window: '1m', headers: 'draft-6' });
+    const lifecycleOf = (limiter: unknown) =>
+      rateLimitLifecycle(limiter as HttpLimiter<FakeRequest, FakeResponse>, fakeResponses);
+    const appWide = lifecycleOf(limiters.appWide);
+    const search = lifecycleOf(limiters.ofRoute({ limit: 2, window: '1s', headers: 'draft-11' }, 'search'));
+    const login = lifecycleOf(limiters.ofRoute({ limit: 1, window: '1m', headers: 'draft-11' }, 'login'));
+    const response = new FakeResponse();
+    const properties = Reflect.ownKeys(response);
+    for (const handle of [appWide, search, login]) {
+      expect(await handle({ ip: '203.0.113.7' }, response)).toEqual({ kind: 'next' });
+    }
+    // The app-wide draft-6 fields gave way to the routes' draft-11 lists, which hold both routes' members.
+    expect(Object.keys(response.headers).sort()).toEqual(['ratelimit', 'ratelimit-policy']);
+    expect(response.headers['ratelimit-policy']?.split(', ')).toHaveLength(2);
+    expect(response.headers.ratelimit?.split(', ')).toHaveLength(2);
+    expect(Reflect.ownKeys(response)).toEqual(properties);
+  });
+
   it('gives a Web adapter the error to throw: the store’s, or one saying the request was answered already', () => {
     const error = new Error('store down');
     expect(handledError({ kind: 'error', error }, '@tollgate/test')).toBe(error);

@@ -5,6 +5,7 @@ import {
   createHeaderWriter,
   HEADER_PROFILES,
   type HeaderProfile,
+  profileOnResponse,
   retryAfterSeconds,
   stackHeaders,
 } from '../../src/http/answer/headers.js';
@@ -426,5 +427,33 @@ describe('stackHeaders', () => {
       profile: 'draft-11',
     });
     expect(stackHeaders({ headers: {} }, none)).toEqual({ set: {}, remove: [], profile: undefined });
+  });
+});
+
+describe('profileOnResponse', () => {
+  const read = (headers: Record<string, string>, name: string) => headers[name];
+  // draft-10 and draft-11 are one family: the same fields in the same syntax.
+  const family: Record<string, HeaderProfile | undefined> = {
+    'draft-11': 'draft-11',
+    'draft-10': 'draft-11',
+    'draft-7': 'draft-7',
+    'draft-6': 'draft-6',
+    false: undefined,
+  };
+
+  it.each(HEADER_PROFILES)(
+    'reads the profile %s off the fields it writes, legacy ones beside',
+    async (profile) => {
+      const { headersAfter } = setup(profile, [PER_MINUTE, PER_HOUR], true);
+      for (const cost of [1, 11]) {
+        expect(profileOnResponse(await headersAfter(cost), read)).toBe(family[String(profile)]);
+      }
+    },
+  );
+
+  it('finds none on a response no limiter wrote to, a missing field read as Koa reads it included', () => {
+    expect(profileOnResponse({}, read)).toBeUndefined();
+    expect(profileOnResponse({ 'Retry-After': '30' }, read)).toBeUndefined();
+    expect(profileOnResponse({}, () => '')).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * the headers, the answer, and what happens after the response (a refund, a lease released). An adapter
  * implements {@link ResponseAccess} and calls `handle`; nothing of this sequence lives in an adapter.
  */
-import { type HeaderProfile, stackHeaders } from '../answer/headers.js';
+import { profileOnResponse, stackHeaders } from '../answer/headers.js';
 import type {
   ConcurrencyOutcome,
   NodeResponse,
@@ -20,7 +20,11 @@ import { clientGone, whenResponseEnds } from './response-end.js';
 export interface ResponseAccess<Req, Res> {
   /** The Node.js response under `response`. */
   node(response: Res): NodeResponse;
-  /** Reads a header already set on the response. */
+  /**
+   * Reads a header already set on the response, by the name as Tollgate writes it (`RateLimit-Policy`);
+   * `undefined` or `''` when it is not set. A later limiter on the response reads the earlier one's
+   * fields through it.
+   */
   getHeader(response: Res, name: string): unknown;
   /** Sets every header of `headers` (their values are strings already). */
   setHeaders(response: Res, headers: Readonly<Record<string, string>>): void;
@@ -69,15 +73,6 @@ export interface CheckingLimiter<Req, Res> {
 }
 
 /**
- * The header profile each response's rate-limit fields were written in, so a later limiter on the same
- * response (a route's, after the app-wide one) keeps the fields of one profile: `null` when a limiter
- * wrote none, missing when none ran. A symbol on the Node.js response, which every framework has: a
- * property is cheaper per request than a WeakMap entry, which the garbage collector must trace apart.
- */
-const PROFILE_WRITTEN = Symbol('tollgate.profileWritten');
-type ProfiledResponse = NodeResponse & { [PROFILE_WRITTEN]?: HeaderProfile | null };
-
-/**
  * A rate limiter's whole request lifecycle, built once per limiter. The returned function never throws
  * and never rejects: whatever fails comes back as `error`, for the framework's error handling.
  * - A client that went away before the check is neither charged nor served; one that went away during
@@ -97,21 +92,21 @@ export function rateLimitLifecycle<Req, Res>(
   const property = limiter.requestPropertyName;
   const hasHandler = limiter.handler !== undefined;
   const expose = access.expose?.bind(access) ?? exposeOnRequest;
+  const getHeader = access.getHeader.bind(access);
 
-  function writeHeaders(outcome: HeadersOutcome, response: Res, raw: ProfiledResponse): void {
-    const written = raw[PROFILE_WRITTEN];
-    if (written === undefined) {
+  /**
+   * Sets the outcome's headers. A later limiter on the same response (a route's, after the app-wide
+   * one) finds the earlier one's fields on it, and keeps the fields of one profile.
+   */
+  function writeHeaders(outcome: HeadersOutcome, response: Res): void {
+    const earlier = profileOnResponse(response, getHeader);
+    if (earlier === undefined) {
       access.setHeaders(response, outcome.headers);
-      raw[PROFILE_WRITTEN] = outcome.profile || null;
       return;
     }
-    const stacked = stackHeaders(outcome, {
-      profile: written ?? undefined,
-      get: (name) => access.getHeader(response, name),
-    });
+    const stacked = stackHeaders(outcome, { profile: earlier, get: (name) => getHeader(response, name) });
     for (const name of stacked.remove) access.removeHeader(response, name);
     access.setHeaders(response, stacked.set);
-    raw[PROFILE_WRITTEN] = stacked.profile ?? null;
   }
 
   async function refuse(request: Req, response: Res, info: RateLimitInfo): Promise<Handled> {
@@ -129,7 +124,7 @@ export function rateLimitLifecycle<Req, Res>(
       if (property !== undefined && outcome.info !== undefined) expose(request, property, outcome.info);
       if (clientGone(raw)) return STOPPED;
       const headSent = raw.headersSent === true;
-      if (!headSent) writeHeaders(outcome, response, raw);
+      if (!headSent) writeHeaders(outcome, response);
       if (outcome.kind === 'allowed') {
         limiter.countByResponse(outcome.info, request, response, raw);
         return NEXT;

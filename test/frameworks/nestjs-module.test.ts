@@ -519,7 +519,7 @@ describe.each(nestPlatforms)('NestJS on $name', (platform) => {
       ).rejects.toThrow(TypeError);
       await expect(
         startNestApp(platform, { imports: [TollgateModule.forRoot({ handler: () => {} } as never)] }),
-      ).rejects.toThrow(/handler is no option here/);
+      ).rejects.toThrow(/no handler option here; answer a RateLimitException/);
     });
 
     it('in a @RateLimit, naming the handler', async () => {

@@ -54,6 +54,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'keyControls',
     'mergeRateLimitOptions',
     'nodeRequestAccess',
+    'nodeResponses',
     'parseDuration',
     'problemDetails',
     'quotaExceededProblem',

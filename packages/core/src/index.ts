@@ -93,6 +93,7 @@ export {
   type ResponseAccess,
   rateLimitLifecycle,
 } from './http/pipeline/lifecycle.js';
+export { nodeResponses, type ServerResponseLike } from './http/pipeline/node-responses.js';
 export {
   type RouteLimiterSettings,
   RouteLimiters,

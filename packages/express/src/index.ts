@@ -4,13 +4,12 @@ import {
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
-  endWithRejection,
   type KeyControls,
   keyControls,
   nodeRequestAccess,
+  nodeResponses,
   type RateLimitInfo,
   type RateLimitOptions,
-  type ResponseAccess,
   rateLimitLifecycle,
 } from '@tollgate/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -52,17 +51,6 @@ const expressAccess = nodeRequestAccess<Request>((req) => req.app?.get('trust pr
  */
 const HANDLING_FRAME = /\bLayer\.(?:handle \[as handle_request\]|handleRequest) /;
 
-const expressResponses: ResponseAccess<Request, Response> = {
-  node: (res) => res,
-  getHeader: (res, name) => res.getHeader(name),
-  // Node's own setHeader: Express's res.set would also lower-case each name to look for Content-Type.
-  setHeaders(res, headers) {
-    for (const name in headers) res.setHeader(name, headers[name] as string);
-  },
-  removeHeader: (res, name) => res.removeHeader(name),
-  send: endWithRejection,
-};
-
 /**
  * Rate-limiting middleware. Use it app-wide, on a router, or on one route; each call is its own
  * limiter with its own buckets (unless two share a `name`). The request's `RateLimitInfo` is on
@@ -81,7 +69,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
   });
   const handler = limiter.handler as ExpressRateLimitOptions['handler'];
-  const handle = rateLimitLifecycle(limiter, expressResponses);
+  const handle = rateLimitLifecycle(limiter, nodeResponses);
 
   // Express 4 does not catch a rejected middleware promise: this function must never reject.
   async function rateLimit(req: Request, res: Response, next: NextFunction) {
@@ -110,7 +98,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions<Request>): RequestHandler {
   const limiter = createHttpConcurrencyLimiter(options, expressAccess, { adapter: '@tollgate/express' });
-  const handle = concurrencyLifecycle(limiter, expressResponses);
+  const handle = concurrencyLifecycle(limiter, nodeResponses);
   return async function concurrencyLimit(req: Request, res: Response, next: NextFunction) {
     const handled = await handle(req, res);
     if (handled.kind === 'next') next();

@@ -151,16 +151,14 @@ const answerAccess = WebAnswer.access<Request>((request, _property, info) => {
 export function rateLimit<Args extends unknown[] = []>(
   options: FetchRateLimitOptions<Args>,
 ): FetchRateLimiter<Args> {
-  const { ip, onLimited, ...shared } = checked(options);
-  if (onLimited !== undefined && shared.throwOnLimit) {
-    throw new TypeError(`${ADAPTER}: give either onLimited or throwOnLimit, not both`);
-  }
+  const { ip, ...shared } = options ?? ({} as FetchRateLimitOptions<Args>);
   const { access, rememberArgs } = requestAccess(ip, shared.key);
-  const limiter = createHttpLimiter<Request, WebAnswer>(
-    WebAnswer.options({ ...shared, ...(onLimited === undefined ? {} : { handler: onLimited }) }),
-    access,
-    { adapter: ADAPTER },
-  );
+  const limiter = createHttpLimiter<Request, WebAnswer>(WebAnswer.options(shared), access, {
+    adapter: ADAPTER,
+    handlerName: 'onLimited',
+    notHere: { requestPropertyName: "use the check's result: result.info" },
+  });
+  const onLimited = limiter.handler as FetchRateLimitOptions<Args>['onLimited'];
   const handle = rateLimitLifecycle(limiter, answerAccess);
   return {
     async check(request, ...args) {
@@ -219,7 +217,7 @@ export function withRateLimit<Req extends Request = Request, Args extends unknow
 export function concurrencyLimit<Args extends unknown[] = []>(
   options: FetchConcurrencyLimitOptions<Args>,
 ): FetchConcurrencyLimiter<Args> {
-  const { ip, ...shared } = checked(options);
+  const { ip, ...shared } = options ?? ({} as FetchConcurrencyLimitOptions<Args>);
   const { access, rememberArgs } = requestAccess(ip, shared.key);
   const handle = concurrencyLifecycle(
     createHttpConcurrencyLimiter(shared, access, { adapter: ADAPTER }),
@@ -307,19 +305,6 @@ function requestAccess<Args extends unknown[]>(ip: ClientAddressOption<Args>['ip
     },
   );
   return { access: access as RequestAccess<Request>, rememberArgs };
-}
-
-/** The options, refusing those of the other adapters that mean nothing here. */
-function checked<T extends object>(options: T): T {
-  for (const [name, instead] of [
-    ['handler', 'onLimited'],
-    ['requestPropertyName', "the check's result: result.info"],
-  ]) {
-    if (Object.hasOwn(options ?? {}, name as string)) {
-      throw new TypeError(`${ADAPTER}: there is no ${name} option here; use ${instead}`);
-    }
-  }
-  return options ?? ({} as T);
 }
 
 export * from '@tollgate/core/app-exports';

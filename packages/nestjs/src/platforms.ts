@@ -10,6 +10,7 @@ import {
   type Handled,
   type NodeShapedRequest,
   nodeRequestAccess,
+  nodeResponses,
   type ResponseAccess,
 } from '@tollgate/core';
 import { RateLimitException } from './rate-limit-exception.js';
@@ -42,27 +43,10 @@ export const nestRequests = nodeRequestAccess<AnyRequest>((request) =>
       ),
 );
 
-/*
- * Nest's default filter sends an exception's body with Express's `res.json` or Fastify's `reply.send`,
- * which add a charset that application/problem+json lacks (and would turn a text answer into JSON). So
- * the refused response's sender is wrapped: the exception's own body, sent unchanged, goes out exactly
- * as the limiter wrote it; anything else a filter of the app sends goes through untouched.
- */
-
 const expressResponses: ResponseAccess<AnyRequest, ExpressResponse> = {
-  node: (res) => res,
-  getHeader: (res, name) => res.getHeader(name),
-  setHeaders(res, headers) {
-    for (const name in headers) res.setHeader(name, headers[name] as string);
-  },
-  removeHeader: (res, name) => res.removeHeader(name),
-  send(res, refusal, info) {
-    const exception = new RateLimitException(refusal, info);
-    const answer = exception.getResponse();
-    const json = res.json;
-    res.json = (body) => (body === answer ? endWithRejection(res, refusal) : json.call(res, body));
-    throw exception;
-  },
+  ...nodeResponses,
+  send: (res, refusal, info) =>
+    throwForFilters(res, 'json', new RateLimitException(refusal, info), () => endWithRejection(res, refusal)),
 };
 
 const fastifyResponses: ResponseAccess<AnyRequest, FastifyReply> = {
@@ -70,18 +54,32 @@ const fastifyResponses: ResponseAccess<AnyRequest, FastifyReply> = {
   getHeader: (reply, name) => reply.getHeader(name),
   setHeaders: (reply, headers) => void reply.headers(headers),
   removeHeader: (reply, name) => void reply.removeHeader(name),
-  send(reply, refusal, info) {
-    const exception = new RateLimitException(refusal, info);
-    const answer = exception.getResponse();
-    const send = reply.send;
-    // A string through an identity serializer: Fastify adds no charset to it.
-    reply.send = (payload) =>
-      payload === answer
-        ? send.call(reply.code(refusal.status).type(refusal.contentType).serializer(asIs), refusal.body)
-        : send.call(reply, payload);
-    throw exception;
-  },
+  // A string through an identity serializer: Fastify adds no charset to it.
+  send: (reply, refusal, info) =>
+    throwForFilters(reply, 'send', new RateLimitException(refusal, info), () =>
+      reply.code(refusal.status).type(refusal.contentType).serializer(asIs).send(refusal.body),
+    ),
 };
+
+/**
+ * Throws the refusal for Nest's exception filters. The default filter sends an exception's body with
+ * Express's `res.json` or Fastify's `reply.send`, which add a charset that application/problem+json
+ * lacks (and would turn a text answer into JSON): so that method of the refused response is wrapped, and
+ * the exception's own body, sent unchanged, goes out exactly as the limiter wrote it (`sendAsIs`);
+ * anything else a filter of the app sends goes through untouched.
+ */
+function throwForFilters<M extends string, Res extends { [method in M]: (body: unknown) => unknown }>(
+  response: Res,
+  method: M,
+  exception: RateLimitException,
+  sendAsIs: () => unknown,
+): never {
+  const answer = exception.getResponse();
+  const send = response[method];
+  response[method] = ((body: unknown) =>
+    body === answer ? sendAsIs() : send.call(response, body)) as Res[M];
+  throw exception;
+}
 
 function asIs(body: string): string {
   return body;

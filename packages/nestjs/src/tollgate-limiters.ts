@@ -34,12 +34,9 @@ export class TollgateLimiters extends RouteLimiters<never, unknown, Lifecycle> i
       access: nestRequests,
       logger: new Logger('Tollgate'),
       routeOptionsName: '@RateLimit options',
+      notHere: { handler: 'answer a RateLimitException in an exception filter' },
       make(limiterOptions, build) {
         const limiter = build(limiterOptions);
-        if (limiter.handler !== undefined)
-          throw new TypeError(
-            `${ADAPTER}: handler is no option here; answer a RateLimitException in an exception filter`,
-          );
         return onEitherPlatform((access) => rateLimitLifecycle(limiter, access));
       },
     });

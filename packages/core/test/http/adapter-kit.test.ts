@@ -1,8 +1,11 @@
 /**
  * What the core gives adapters beside the lifecycle: the limiters of an app and its routes, the reader of
- * Node-shaped requests, the trust-proxy probe, the refusal written to a Node.js response, and the
- * lifecycle's defaults (the request property, the refused request's info handed to `send`).
+ * Node-shaped requests, the trust-proxy probe, the writer of Node.js responses and its refusal, the
+ * options an adapter spells or answers its own way, and the lifecycle's defaults (the request property,
+ * the refused request's info handed to `send`).
  */
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type {
   NodeResponse,
@@ -13,8 +16,9 @@ import type {
 import { endWithRejection } from '../../src/http/answer/rejections.js';
 import { answersLeftmostForwarded, nodeRequestAccess } from '../../src/http/identity/node-requests.js';
 import { suppliedAddressAccess } from '../../src/http/identity/supplied-address.js';
-import type { HttpLimiter } from '../../src/http/pipeline/http-limiter.js';
+import { createHttpLimiter, type HttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { handledError, type ResponseAccess, rateLimitLifecycle } from '../../src/http/pipeline/lifecycle.js';
+import { nodeResponses } from '../../src/http/pipeline/node-responses.js';
 import { RouteLimiters } from '../../src/http/pipeline/route-limiters.js';
 import { type FakeRequest, fakeAccess, recordingLogger, storeOnClock } from './fixtures.js';
 
@@ -183,6 +187,76 @@ describe('answersLeftmostForwarded', () => {
         throw new Error('no raw request here');
       }),
     ).toBe(false);
+  });
+});
+
+describe('nodeResponses', () => {
+  /** A real Node.js response, on a socket that is never connected: what it writes stays in its buffer. */
+  function serverResponse(): ServerResponse {
+    return new ServerResponse(new IncomingMessage(new Socket()));
+  }
+
+  function limiter(limit: number, name: string) {
+    const { store } = storeOnClock();
+    return createHttpLimiter<FakeRequest, ServerResponse>({ limit, window: '1m', name, store }, fakeAccess, {
+      adapter: '@tollgate/test',
+    });
+  }
+
+  it('sets the headers on the response itself, and a later limiter stacks its fields on the earlier ones', async () => {
+    const res = serverResponse();
+    const client = { ip: '203.0.113.7' };
+    expect(await rateLimitLifecycle(limiter(10, 'app'), nodeResponses)(client, res)).toEqual({
+      kind: 'next',
+    });
+    expect(await rateLimitLifecycle(limiter(3, 'route'), nodeResponses)(client, res)).toEqual({
+      kind: 'next',
+    });
+    expect(res.getHeader('RateLimit-Policy')).toBe('"10-per-1m";q=10;w=60, "3-per-1m";q=3;w=60');
+    expect(res.getHeader('RateLimit')).toBe('"10-per-1m";r=9;t=6, "3-per-1m";r=2;t=20');
+    expect(res.headersSent).toBe(false);
+  });
+
+  it('ends a refused response with the status, the content type as it is and the body', async () => {
+    const res = serverResponse();
+    const once = limiter(1, 'once');
+    const client = { ip: '203.0.113.7' };
+    await rateLimitLifecycle(once, nodeResponses)(client, serverResponse());
+    expect(await rateLimitLifecycle(once, nodeResponses)(client, res)).toEqual({ kind: 'answered' });
+    expect(res.statusCode).toBe(429);
+    expect(res.getHeader('Content-Type')).toBe('application/problem+json');
+    expect(res.getHeader('Retry-After')).toBe('60');
+    expect(res.writableEnded).toBe(true);
+  });
+});
+
+describe("an adapter's own spelling of the shared options", () => {
+  const build = (options: Record<string, unknown>, settings: Record<string, unknown>) =>
+    createHttpLimiter(options, fakeAccess, { adapter: '@tollgate/test', ...settings });
+
+  it("reads its name for handler as handler, and names it in handler's errors", () => {
+    const onLimited = () => {};
+    expect(build({ onLimited }, { handlerName: 'onLimited' }).handler).toBe(onLimited);
+    expect(() => build({ handler: onLimited }, { handlerName: 'onLimited' })).toThrow(
+      '@tollgate/test: there is no handler option here; use onLimited',
+    );
+    expect(() => build({ onLimited: 5 }, { handlerName: 'onLimited' })).toThrow(
+      /^@tollgate\/test: onLimited /,
+    );
+    expect(() => build({ onLimited, throwOnLimit: true }, { handlerName: 'onLimited' })).toThrow(
+      '@tollgate/test: give either onLimited or throwOnLimit, not both',
+    );
+    // Without a name of its own, its name is unknown to every adapter.
+    expect(() => build({ onLimited }, {})).toThrow(/unknown option 'onLimited'/);
+  });
+
+  it('refuses an option it has no use for, saying what to do instead, own fields only', () => {
+    const notHere = { requestPropertyName: 'read the result' };
+    expect(() => build({ requestPropertyName: 'limit' }, { notHere })).toThrow(
+      '@tollgate/test: there is no requestPropertyName option here; read the result',
+    );
+    const inherited = Object.create({ requestPropertyName: 'limit' });
+    expect(build(inherited, { notHere }).requestPropertyName).toBe('rateLimit');
   });
 });
 

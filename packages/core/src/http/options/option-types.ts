@@ -258,6 +258,16 @@ export interface AdapterSettings {
    * middleware or a route handler): one created per request limits nothing, so that is warned about.
    */
   readonly inRequestHandler?: boolean;
+  /**
+   * The adapter's own name for the `handler` option, read as `handler` (`'onLimited'`); `handler` itself
+   * is then no option. Default: `'handler'`.
+   */
+  readonly handlerName?: string;
+  /**
+   * Shared options this adapter has no use for, each with what to do instead; given, one throws a
+   * `TypeError` that says so: `{ requestPropertyName: "read the check's result: result.info" }`.
+   */
+  readonly notHere?: Readonly<Record<string, string>>;
 }
 
 /** Options of the adapters' `concurrencyLimit`. */

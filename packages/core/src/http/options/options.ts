@@ -75,10 +75,10 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
   if (!isSettingsObject(options)) {
     throw new TypeError(`${prefix}: options must be an object like { limit: 100, window: '1m' }`);
   }
-  const own = ownOptions(options);
+  const own = inSharedNames(ownOptions(options), settings);
   rejectUnknownNames(own, OPTION_NAMES, PEER_OPTIONS, `${prefix}: unknown option`);
   const checked = checkEach(own, settings);
-  checkCombinations(checked, prefix);
+  checkCombinations(checked, prefix, settings.handlerName ?? 'handler');
   const {
     limit = DEFAULT_LIMIT,
     window = DEFAULT_WINDOW_MS,
@@ -149,11 +149,32 @@ function policyOfRequest<Req>(
   };
 }
 
+/**
+ * The adapter's options under the shared table's names: one it has no use for is refused, saying what to
+ * do instead, and its own name for `handler` (`onLimited`) is read as `handler`. Still without a prototype.
+ */
+function inSharedNames(own: Record<string, unknown>, settings: AdapterSettings): Record<string, unknown> {
+  const { adapter, handlerName, notHere } = settings;
+  const refused: Record<string, string> = {
+    ...(handlerName === undefined ? {} : { handler: `use ${handlerName}` }),
+    ...notHere,
+  };
+  for (const name in refused) {
+    if (Object.hasOwn(own, name)) {
+      throw new TypeError(`${adapter}: there is no ${name} option here; ${refused[name]}`);
+    }
+  }
+  if (handlerName === undefined || !Object.hasOwn(own, handlerName)) return own;
+  const { [handlerName]: handler, ...rest } = own;
+  return Object.assign(Object.create(null), rest, { handler });
+}
+
 function checkEach(options: Record<string, unknown>, settings: AdapterSettings): CheckedOptions {
   const checked: Partial<Record<OptionName, unknown>> = Object.create(null);
   for (const name of OPTION_NAMES) {
+    const spelled = name === 'handler' ? (settings.handlerName ?? name) : name;
     checked[name] = OPTION_TABLE[name].check(options[name], {
-      what: `${settings.adapter}: ${name}`,
+      what: `${settings.adapter}: ${spelled}`,
       settings,
     });
   }
@@ -161,7 +182,7 @@ function checkEach(options: Record<string, unknown>, settings: AdapterSettings):
 }
 
 /** The rules that span options; each option on its own is the table's. */
-function checkCombinations(checked: CheckedOptions, prefix: string): void {
+function checkCombinations(checked: CheckedOptions, prefix: string, handlerName: string): void {
   const { limit, window, burst, algorithm, policies } = checked;
   if (policies !== undefined && (limit !== undefined || window !== undefined || burst !== undefined)) {
     throw new TypeError(`${prefix}: give either policies or limit/window/burst, not both`);
@@ -176,7 +197,7 @@ function checkCombinations(checked: CheckedOptions, prefix: string): void {
     throw new TypeError(`${prefix}: give either onStoreError or failOpen (its older spelling), not both`);
   }
   if (checked.handler !== undefined && checked.throwOnLimit) {
-    throw new TypeError(`${prefix}: give either handler or throwOnLimit, not both`);
+    throw new TypeError(`${prefix}: give either ${handlerName} or throwOnLimit, not both`);
   }
 }
 

@@ -6,7 +6,7 @@
 
 import type { Logger } from '../../support/warnings.js';
 import type { RequestAccess } from '../identity/request-keys.js';
-import type { RateLimitOptions } from '../options/option-types.js';
+import type { AdapterSettings, RateLimitOptions } from '../options/option-types.js';
 import { mergeRateLimitOptions, validateInheritedOptions } from '../options/route-options.js';
 import { createHttpLimiter, type HttpLimiter } from './http-limiter.js';
 import { groupKeyControls, type KeyControls } from './key-controls.js';
@@ -23,6 +23,8 @@ export interface RouteLimiterSettings<Req, Res, Made> {
   readonly logger?: Logger;
   /** `false`: no app-wide limiter, the base options only inherited by routes (checked all the same). Default: `true`. */
   readonly appWide?: boolean;
+  /** Shared options the adapter has no use for, with what to do instead (see `AdapterSettings`). */
+  readonly notHere?: AdapterSettings['notHere'];
   /** What a route's own options are called in errors: `'config.rateLimit'`, `'@RateLimit options'`. */
   readonly routeOptionsName: string;
   /** Whether a limiter made now is made while a request is handled (warned about). Default: never. */
@@ -75,9 +77,13 @@ export class RouteLimiters<Req, Res, Made> implements KeyControls {
     this.setOverride = controls.setOverride;
     this.removeOverride = controls.removeOverride;
     this.getOverride = controls.getOverride;
-    const { adapter, logger } = settings;
+    const { adapter, logger, notHere } = settings;
     if (settings.appWide === false)
-      validateInheritedOptions(base, { adapter, ...(logger ? { logger } : {}) });
+      validateInheritedOptions(base, {
+        adapter,
+        ...(logger ? { logger } : {}),
+        ...(notHere ? { notHere } : {}),
+      });
     this.appWide = settings.appWide === false ? undefined : this.#make(base, undefined);
   }
 
@@ -118,13 +124,14 @@ export class RouteLimiters<Req, Res, Made> implements KeyControls {
     inRequestHandler?: boolean,
     grouped = true,
   ): Made {
-    const { adapter, access, logger, make } = this.#settings;
+    const { adapter, access, logger, notHere, make } = this.#settings;
     return make(
       options,
       (limiterOptions) => {
         const limiter = createHttpLimiter<Req, Res>(limiterOptions, access, {
           adapter: where === undefined ? adapter : `${adapter} (${where})`,
           ...(logger ? { logger } : {}),
+          ...(notHere ? { notHere } : {}),
           inRequestHandler: inRequestHandler ?? this.#settings.inRequestHandler?.() ?? false,
           ...(where === undefined ? {} : { nameSeed: where }),
         });

@@ -167,35 +167,18 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   });
 
   // A route added before this plugin had loaded (`app.register(tollgate)` without `await`) never reached
-  // onRoute, yet Fastify runs the app's own hooks for it: one such hook limits it, rather than letting it
-  // go unlimited. It runs at the plugin's `hook` for every such route. The 404 handler is left alone, as
-  // for routes the plugin saw.
-  const unseenChecks = new WeakMap<object, RateLimitHookHandler | null>();
-
-  function unseenCheck(config: RouteSeen): RateLimitHookHandler | null {
-    let check = unseenChecks.get(config);
-    if (check === undefined) {
-      const own = ownRateLimit(config);
-      const made =
-        own === false ? undefined : own === undefined ? limiters.appWide : routeHook(own, config, false);
-      made?.limiter.warnOnce(
-        'TOLLGATE_ROUTE_NOT_SEEN',
-        `route ${String(config.method)} ${config.url} was added before the plugin had loaded, so it is ` +
-          "limited by a hook of the app, at the plugin's hook. Register the plugin with " +
-          '`await app.register(tollgate, ...)` before adding routes, so each route is limited as it asks.',
-      );
-      check = made?.check ?? null;
-      unseenChecks.set(config, check);
-    }
-    return check;
-  }
-
+  // onRoute, yet Fastify runs the app's own hooks for it: this one limits it, at the plugin's `hook`,
+  // rather than letting it go unlimited (its limiter is made once, as a route's always is). The 404
+  // handler is left alone, as for routes the plugin saw.
   fastify.addHook(hook as 'onRequest', function rateLimitUnseenRoute(request, reply, done) {
     const config = request.routeOptions.config as RouteSeen;
     if (config[seen] === true || request.is404) return done();
-    const check = unseenCheck(config);
-    if (check === null) return done();
-    check(request, reply).then(() => done(), done);
+    const own = ownRateLimit(config);
+    const made =
+      own === false ? undefined : own === undefined ? limiters.appWide : routeHook(own, config, false);
+    if (made === undefined) return done();
+    made.limiter.warnOnce('TOLLGATE_ROUTE_NOT_SEEN', notSeenMessage(config));
+    made.check(request, reply).then(() => done(), done);
   });
 
   const decorator = (own: Partial<FastifyRateLimitOptions> = {}) =>
@@ -243,6 +226,14 @@ interface RouteHook {
   readonly check: RateLimitHookHandler;
   readonly stage: RateLimitHook;
   readonly limiter: HttpLimiter<FastifyRequest, FastifyReply>;
+}
+
+function notSeenMessage({ method, url }: RouteSeen): string {
+  return (
+    `route ${String(method)} ${url} was added before the plugin had loaded, so it is limited by a hook ` +
+    "of the app, at the plugin's hook. Register the plugin with `await app.register(tollgate, ...)` " +
+    'before adding routes, so each route is limited as it asks.'
+  );
 }
 
 /** A route's config as Fastify hands it to hooks: the app's config, its url and method, and marks. */

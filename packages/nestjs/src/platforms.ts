@@ -11,6 +11,8 @@ import {
   type NodeShapedRequest,
   nodeRequestAccess,
   nodeResponses,
+  type RateLimitInfo,
+  type RateLimitRejection,
   type ResponseAccess,
 } from '@tollgate/core';
 import { RateLimitException } from './rate-limit-exception.js';
@@ -45,8 +47,7 @@ export const nestRequests = nodeRequestAccess<AnyRequest>((request) =>
 
 const expressResponses: ResponseAccess<AnyRequest, ExpressResponse> = {
   ...nodeResponses,
-  send: (res, refusal, info) =>
-    throwForFilters(res, 'json', new RateLimitException(refusal, info), () => endWithRejection(res, refusal)),
+  send: (res, refusal, info) => throwForFilters(res, 'json', refusal, info, endWithRejection),
 };
 
 const fastifyResponses: ResponseAccess<AnyRequest, FastifyReply> = {
@@ -54,31 +55,34 @@ const fastifyResponses: ResponseAccess<AnyRequest, FastifyReply> = {
   getHeader: (reply, name) => reply.getHeader(name),
   setHeaders: (reply, headers) => void reply.headers(headers),
   removeHeader: (reply, name) => void reply.removeHeader(name),
-  // A string through an identity serializer: Fastify adds no charset to it.
-  send: (reply, refusal, info) =>
-    throwForFilters(reply, 'send', new RateLimitException(refusal, info), () =>
-      reply.code(refusal.status).type(refusal.contentType).serializer(asIs).send(refusal.body),
-    ),
+  send: (reply, refusal, info) => throwForFilters(reply, 'send', refusal, info, sendAsIs),
 };
 
 /**
  * Throws the refusal for Nest's exception filters. The default filter sends an exception's body with
  * Express's `res.json` or Fastify's `reply.send`, which add a charset that application/problem+json
  * lacks (and would turn a text answer into JSON): so that method of the refused response is wrapped, and
- * the exception's own body, sent unchanged, goes out exactly as the limiter wrote it (`sendAsIs`);
+ * the exception's own body, sent unchanged, goes out exactly as the limiter wrote it (`asWritten`);
  * anything else a filter of the app sends goes through untouched.
  */
 function throwForFilters<M extends string, Res extends { [method in M]: (body: unknown) => unknown }>(
   response: Res,
   method: M,
-  exception: RateLimitException,
-  sendAsIs: () => unknown,
+  refusal: RateLimitRejection,
+  info: RateLimitInfo | undefined,
+  asWritten: (response: Res, refusal: RateLimitRejection) => unknown,
 ): never {
+  const exception = new RateLimitException(refusal, info);
   const answer = exception.getResponse();
   const send = response[method];
   response[method] = ((body: unknown) =>
-    body === answer ? sendAsIs() : send.call(response, body)) as Res[M];
+    body === answer ? asWritten(response, refusal) : send.call(response, body)) as Res[M];
   throw exception;
+}
+
+/** The refusal on Fastify's reply: a string through an identity serializer, to which Fastify adds no charset. */
+function sendAsIs(reply: FastifyReply, { status, contentType, body }: RateLimitRejection): unknown {
+  return reply.code(status).type(contentType).serializer(asIs).send(body);
 }
 
 function asIs(body: string): string {

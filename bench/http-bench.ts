@@ -21,7 +21,7 @@ import {
 } from './apps/scenarios.js';
 import type { Build } from './built/built-packages.js';
 import { processCpuUs } from './cpu.js';
-import type { LoadGenerator, LoadResult, LoadSpec } from './load/load-generator.js';
+import type { LoadGenerator, LoadResult, LoadSpec } from './load/load-types.js';
 import type { BenchConfig } from './options.js';
 import { countersBetween, type RedisCounters, redisCounters } from './redis-stats.js';
 import { seededRandom, shuffled, sleep } from './stats.js';

@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import autocannon from 'autocannon';
-import type { LoadGenerator, LoadResult } from './load-generator.js';
+import type { LoadGenerator, LoadResult } from './load-types.js';
 
 const { version } = createRequire(import.meta.url)('autocannon/package.json') as { version: string };
 

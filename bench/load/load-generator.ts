@@ -5,37 +5,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { autocannonLoad } from './autocannon-load.js';
+import type { LoadGenerator } from './load-types.js';
 import { wrkLoad } from './wrk-load.js';
-
-/** One run of load against one server. */
-export interface LoadSpec {
-  readonly url: string;
-  readonly connections: number;
-  readonly durationSec: number;
-  readonly header: string;
-  /** Every request carries `${keyPrefix}${n}` with n drawn uniformly from 1..keys (1: always the same). */
-  readonly keyPrefix: string;
-  readonly keys: number;
-}
-
-/** What a run measured, from the load generator's side. */
-export interface LoadResult {
-  /** Responses received. */
-  readonly requests: number;
-  readonly durationSec: number;
-  /** Responses by HTTP status, e.g. `{ '200': 51234 }`. */
-  readonly statuses: Readonly<Record<string, number>>;
-  /** Connect, read and write errors and timeouts. */
-  readonly socketErrors: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-}
-
-export interface LoadGenerator {
-  /** How the report names it, with its version. */
-  readonly name: string;
-  run(spec: LoadSpec): Promise<LoadResult>;
-}
 
 /** `wrk`, or autocannon when `wrk` is missing or `preferred` says so. */
 export function chooseLoadGenerator(preferred: 'wrk' | 'autocannon' | undefined): LoadGenerator {

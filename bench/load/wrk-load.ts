@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LOAD_CORE, pinnedCommand } from '../cpu.js';
-import type { LoadGenerator, LoadResult, LoadSpec } from './load-generator.js';
+import type { LoadGenerator, LoadResult, LoadSpec } from './load-types.js';
 
 const run = promisify(execFile);
 const SCRIPT_DIR = mkdtempSync(join(tmpdir(), 'tollgate-bench-wrk-'));

@@ -5,6 +5,7 @@
 import type { Limiter } from '@tollgate/core';
 import { expect } from 'vitest';
 import type { ManualClock } from '../harness/manual-clock.js';
+import { seeded } from '../harness/seeded.js';
 import type { Scenario } from './scenarios.js';
 
 /** Consumes `times` in a row and returns how many were allowed. */
@@ -14,24 +15,12 @@ async function consumeTimes(limiter: Limiter, key: string, times: number, cost =
   return allowed;
 }
 
-/** mulberry32: the same sequence for the same seed everywhere. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /**
  * Random costs at random times: whenever a check is refused, waiting its `retryAfterMs` less one
  * millisecond is still refused, and waiting it all is admitted. The clock only moves forward.
  */
 async function retryAfterIsExact(limiter: Limiter, clock: ManualClock, seed: number): Promise<void> {
-  const random = prng(seed);
+  const random = seeded(seed);
   let checked = 0;
   for (let step = 0; step < 60; step++) {
     clock.advance(Math.floor(random() * 1_500));

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
 import { type ManualClock, manualClock } from '../harness/manual-clock.js';
+import { seeded } from '../harness/seeded.js';
 import type { FrameworkDriver, TestApp, TestResponse } from './app-spec.js';
 import { drivers } from './drivers.js';
 import { jsonBody, parseRateLimitFields } from './parse-headers.js';
@@ -33,18 +34,6 @@ const stores: { name: string; create(clock: () => number): Store }[] = [
   },
 ];
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /** One seed per framework, store and trial, so each trial reproduces on its own. */
 function seedOf(...parts: (string | number)[]): number {
   let hash = 2_166_136_261;
@@ -67,7 +56,7 @@ interface Trial {
 }
 
 function trialOf(seed: number): Trial {
-  const random = prng(seed);
+  const random = seeded(seed);
   const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
   const profile = PROFILES[int(0, PROFILES.length - 1)] as HeaderProfile;
   const policies = Array.from({ length: int(1, 3) }, (_, i) => {

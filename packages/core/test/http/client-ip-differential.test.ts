@@ -5,18 +5,7 @@
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import { addressIdentity, ipIdentity } from '../../src/http/identity/client-ip.js';
-
-/** mulberry32: small, fast and deterministic, so a failure can be replayed from its seed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { seeded } from '../seeded.js';
 
 type Random = () => number;
 const below = (random: Random, n: number) => Math.floor(random() * n);
@@ -146,7 +135,7 @@ const PER_SEED = 1_500;
 
 describe('client-IP parsing agrees with ipaddr.js', () => {
   it.each(SEEDS)('on addresses of every form, seed %i', (seed) => {
-    const random = seededRandom(seed);
+    const random = seeded(seed);
     const seen = new Set<string>();
     // Each mismatch names its input, so a failure says what to replay; one expect for them all.
     const mismatches: unknown[] = [];
@@ -166,7 +155,7 @@ describe('client-IP parsing agrees with ipaddr.js', () => {
   });
 
   it.each(SEEDS)('on broken addresses, which both refuse, seed %i', (seed) => {
-    const random = seededRandom(seed);
+    const random = seeded(seed);
     const breakers: ((text: string) => string)[] = [
       (text) => `${text}:1:2:3:4:5:6:7:8`, // too many groups
       (text) => `${text}::1`,

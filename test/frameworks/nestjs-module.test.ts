@@ -15,6 +15,7 @@ import {
   Get,
   HttpException,
   Inject,
+  Injectable,
   Module,
   Post,
   Req,
@@ -32,6 +33,7 @@ import {
   TollgateLimiters,
   TollgateModule,
   type TollgateModuleOptions,
+  type TollgateOptionsFactory,
 } from '@tollgate/nestjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
@@ -418,6 +420,31 @@ describe.each(nestPlatforms)('NestJS on $name', (platform) => {
     });
   });
 
+  it('forRootAsync takes the options a class makes, provided by the module (useClass) or elsewhere (useExisting)', async () => {
+    class LimitsConfig implements TollgateOptionsFactory {
+      constructor(private readonly limits: { perMinute: number }) {}
+      createTollgateOptions() {
+        return { limit: this.limits.perMinute, window: '1m' };
+      }
+    }
+    // Decorated by calls, as the package's own classes are: Biome parses no parameter decorators.
+    Injectable()(LimitsConfig);
+    Inject(LIMITS)(LimitsConfig, undefined, 0);
+    @Module({ imports: [LimitsModule], providers: [LimitsConfig], exports: [LimitsConfig] })
+    class ConfigsModule {}
+    for (const tollgate of [
+      TollgateModule.forRootAsync({ imports: [LimitsModule], useClass: LimitsConfig }),
+      TollgateModule.forRootAsync({ imports: [ConfigsModule], useExisting: LimitsConfig }),
+    ]) {
+      const metadata = { imports: [tollgate], controllers: [HelloController], providers: [globalGuard] };
+      await withApp(platform, metadata, async (app) => {
+        const statuses = [];
+        for (let i = 0; i < 3; i++) statuses.push((await app.send('GET', '/hello')).status);
+        expect(statuses).toEqual([200, 200, 429]);
+      });
+    }
+  });
+
   it('an injected TollgateLimiters resets a key in every limiter', async () => {
     @Controller()
     class AdminController {
@@ -520,6 +547,25 @@ describe.each(nestPlatforms)('NestJS on $name', (platform) => {
       await expect(
         startNestApp(platform, { imports: [TollgateModule.forRoot({ handler: () => {} } as never)] }),
       ).rejects.toThrow(/no handler option here; answer a RateLimitException/);
+      class NoFactory {}
+      await expect(
+        startNestApp(platform, {
+          imports: [TollgateModule.forRootAsync({ useClass: NoFactory as never })],
+        }),
+      ).rejects.toThrow(/^@tollgate\/nestjs: NoFactory has no createTollgateOptions\(\) method/);
+    });
+
+    it('in forRootAsync without exactly one source of options', () => {
+      const factory = () => ({ limit: 1 });
+      class Config {
+        createTollgateOptions() {
+          return { limit: 1 };
+        }
+      }
+      for (const options of [{}, { useFactory: factory, useClass: Config }, { useFactory: 'options' }])
+        expect(() => TollgateModule.forRootAsync(options as never)).toThrow(
+          /^@tollgate\/nestjs: forRootAsync takes exactly one of useFactory, useClass or useExisting/,
+        );
     });
 
     it('in a @RateLimit, naming the handler', async () => {

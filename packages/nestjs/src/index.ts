@@ -6,7 +6,12 @@
 export * from '@tollgate/core/app-exports';
 export { concurrencyLimit } from './concurrency-limit.js';
 export { RateLimit, type RouteRateLimitOptions, SkipRateLimit } from './decorators.js';
-export type { NestHttpRequest, TollgateModuleAsyncOptions, TollgateModuleOptions } from './options.js';
+export type {
+  NestHttpRequest,
+  TollgateModuleAsyncOptions,
+  TollgateModuleOptions,
+  TollgateOptionsFactory,
+} from './options.js';
 export { RateLimitException } from './rate-limit-exception.js';
 export { TollgateGuard } from './tollgate-guard.js';
 export { TollgateLimiters } from './tollgate-limiters.js';

@@ -1,5 +1,5 @@
 /** The module's options: the shared Tollgate options, given at once or built by a factory with injected providers. */
-import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
+import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import type { RateLimitOptions } from '@tollgate/core';
 
 /**
@@ -25,8 +25,25 @@ export interface NestHttpRequest {
 export type TollgateModuleOptions<Req = NestHttpRequest> = Omit<RateLimitOptions<Req>, 'handler'>;
 
 /**
- * Options of {@link TollgateModule.forRootAsync}: a factory for the module's options, the providers it
- * is given (`inject`), and the modules that export them (`imports`).
+ * A class that makes the module's options, for {@link TollgateModule.forRootAsync}'s `useClass` or
+ * `useExisting`: Nest injects its constructor's dependencies.
+ *
+ * @example
+ * class TollgateConfig implements TollgateOptionsFactory {
+ *   createTollgateOptions(): TollgateModuleOptions {
+ *     return { limit: 100, window: '1m' };
+ *   }
+ * }
+ */
+export interface TollgateOptionsFactory<Req = NestHttpRequest> {
+  createTollgateOptions(): TollgateModuleOptions<Req> | Promise<TollgateModuleOptions<Req>>;
+}
+
+/**
+ * Options of {@link TollgateModule.forRootAsync}: where the module's options come from — exactly one of
+ * `useFactory` (given the providers `inject` names), `useClass` (a {@link TollgateOptionsFactory} the
+ * module provides) or `useExisting` (one provided elsewhere) — and the modules that export what they
+ * need (`imports`).
  *
  * @example
  * const options: TollgateModuleAsyncOptions = {
@@ -37,8 +54,13 @@ export type TollgateModuleOptions<Req = NestHttpRequest> = Omit<RateLimitOptions
  */
 export interface TollgateModuleAsyncOptions<Req = NestHttpRequest> {
   imports?: ModuleMetadata['imports'];
+  /** The providers `useFactory` is given, in order. */
   inject?: FactoryProvider['inject'];
-  useFactory: (...args: never[]) => TollgateModuleOptions<Req> | Promise<TollgateModuleOptions<Req>>;
+  useFactory?: (...args: never[]) => TollgateModuleOptions<Req> | Promise<TollgateModuleOptions<Req>>;
+  /** A class the module provides, whose `createTollgateOptions()` makes the options. */
+  useClass?: Type<TollgateOptionsFactory<Req>>;
+  /** A provider of the app (from `imports`), whose `createTollgateOptions()` makes the options. */
+  useExisting?: Type<TollgateOptionsFactory<Req>>;
 }
 
 /** The injection token of the module's options. */

@@ -1,11 +1,13 @@
 /** `TollgateModule`: the module's options and the limiters built from them, for every module of the app. */
-import { type DynamicModule, Module, type Provider } from '@nestjs/common';
+import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
+  ADAPTER,
   type NestHttpRequest,
   TOLLGATE_OPTIONS,
   type TollgateModuleAsyncOptions,
   type TollgateModuleOptions,
+  type TollgateOptionsFactory,
 } from './options.js';
 import { TollgateLimiters } from './tollgate-limiters.js';
 
@@ -31,11 +33,13 @@ export class TollgateModule {
    * TollgateModule.forRoot({ limit: 100, window: '1m', store })
    */
   static forRoot<Req = NestHttpRequest>(options: TollgateModuleOptions<Req> = {}): DynamicModule {
-    return tollgateModule([], { provide: TOLLGATE_OPTIONS, useValue: options });
+    return tollgateModule([], [{ provide: TOLLGATE_OPTIONS, useValue: options }]);
   }
 
   /**
-   * The module with options from `useFactory`, given the providers `inject` names (from `imports`).
+   * The module with options made when the app starts: by `useFactory` (given the providers `inject`
+   * names), or by the `createTollgateOptions()` of `useClass` (provided here) or `useExisting`
+   * (provided elsewhere), from `imports`. Exactly one of the three, else a `TypeError`.
    *
    * @example
    * TollgateModule.forRootAsync({
@@ -45,21 +49,42 @@ export class TollgateModule {
    * })
    */
   static forRootAsync<Req = NestHttpRequest>(options: TollgateModuleAsyncOptions<Req>): DynamicModule {
-    const { imports = [], inject = [], useFactory } = options;
-    return tollgateModule(imports, { provide: TOLLGATE_OPTIONS, useFactory, inject });
+    const { imports = [], inject = [], useFactory, useClass, useExisting } = options ?? {};
+    const given = [useFactory, useClass, useExisting].filter((source) => source !== undefined);
+    if (given.length !== 1 || typeof given[0] !== 'function') {
+      throw new TypeError(
+        `${ADAPTER}: forRootAsync takes exactly one of useFactory, useClass or useExisting, a function or a class`,
+      );
+    }
+    if (useFactory !== undefined) {
+      return tollgateModule(imports, [{ provide: TOLLGATE_OPTIONS, useFactory, inject }]);
+    }
+    const factory = (useClass ?? useExisting) as Type<TollgateOptionsFactory<Req>>;
+    return tollgateModule(imports, [
+      ...(useClass === undefined ? [] : [useClass]),
+      {
+        provide: TOLLGATE_OPTIONS,
+        useFactory(made: Partial<TollgateOptionsFactory<Req>>) {
+          if (typeof made?.createTollgateOptions !== 'function')
+            throw new TypeError(`${ADAPTER}: ${factory.name} has no createTollgateOptions() method`);
+          return made.createTollgateOptions();
+        },
+        inject: [factory],
+      },
+    ]);
   }
 }
 
 // Decorated by a call, not by syntax, as `TollgateGuard` is.
 Module({})(TollgateModule);
 
-function tollgateModule(imports: NonNullable<DynamicModule['imports']>, options: Provider): DynamicModule {
+function tollgateModule(imports: NonNullable<DynamicModule['imports']>, options: Provider[]): DynamicModule {
   return {
     module: TollgateModule,
     global: true,
     imports: [DiscoveryModule, ...imports],
     providers: [
-      options,
+      ...options,
       {
         provide: TollgateLimiters,
         useFactory: (...deps: ConstructorParameters<typeof TollgateLimiters>) =>

@@ -338,6 +338,9 @@ describe.each(nestPlatforms)('NestJS on $name', (platform) => {
       expect(exception.getResponse()).toMatchObject({ type: QUOTA_EXCEEDED_TYPE, status: 429 });
       expect(exception.info?.limiter).toBe('filtered');
       expect(exception.info?.decision.allowed).toBe(false);
+      // An answer, not a fault: no stack trace was captured for it, and the limit is as it was.
+      expect(exception.stack).toMatch(/^RateLimitException: [^\n]*$/);
+      expect(new Error('later').stack).toMatch(/\n\s+at /);
 
       // A filter that sends the exception's own body gets the limiter's answer, as it wrote it.
       const asIs = await app.send('GET', '/hello', { 'x-as-is': 'yes' });

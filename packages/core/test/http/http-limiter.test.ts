@@ -110,6 +110,16 @@ describe('check', () => {
     expect(error.info.decision).toMatchObject({ allowed: false, retryAfterMs: 30_000 });
   });
 
+  it('builds its RateLimitError without a stack trace, and leaves the stack trace limit as it was', async () => {
+    const { limiter } = setup({ throwOnLimit: true, limit: 1 });
+    await limiter.check(CLIENT);
+    const before = Error.stackTraceLimit;
+    const { error } = expectKind(await limiter.check(CLIENT), 'error');
+    expect((error as Error).stack).toBe('RateLimitError: Too Many Requests');
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(new Error('later').stack).toMatch(/\n\s+at /);
+  });
+
   it('hands a 403 RateLimitError of its own code with throwOnLimit when no wait will do', async () => {
     const { limiter } = setup({ throwOnLimit: true, cost: 3 });
     const outcome = expectKind(await limiter.check(CLIENT), 'error');

@@ -7,6 +7,8 @@ import { refusalStatus } from './problem.js';
  * send (`Retry-After` included when a wait will do) and the decision. Koa's default error handling
  * already sends `status`, `headers` and `message`; Fastify's and Express's use `statusCode`.
  *
+ * It carries no stack trace (its `stack` is its name and message): it is an answer, not a fault.
+ *
  * Two kinds, told apart by `code` (or `info.decision.reason`):
  * - `'TOLLGATE_RATE_LIMITED'`, status 429 (or the limiter's `statusCode`): too many requests; retry after
  *   `Retry-After`.
@@ -39,7 +41,13 @@ export class RateLimitError extends Error {
     status: number = refusalStatus(info.decision),
   ) {
     const overCapacity = info.decision.reason === 'cost-exceeds-capacity';
+    // No stack trace: a refusal is an answer, not a fault, and its frames would be Tollgate's own.
+    // Capturing them costs more than the rest of the refusal (about 8 µs per error at a framework's
+    // depth, measured in process). Error's constructor cannot throw between the two assignments.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(overCapacity ? 'Request Cost Exceeds Rate Limit Capacity' : 'Too Many Requests');
+    Error.stackTraceLimit = stackTraceLimit;
     this.statusCode = status;
     this.status = status;
     this.code = overCapacity ? 'TOLLGATE_COST_EXCEEDS_CAPACITY' : 'TOLLGATE_RATE_LIMITED';

@@ -3,7 +3,7 @@
  * once by the insurance limiter (limited, with headers), nothing is queued or sent to Redis later, the
  * incident is logged once each way, and the shared limit holds again once Redis is back — no restart.
  */
-import { RedisStore } from '@tollgate/core';
+import { createLimiter, RedisStore, StoreUnavailableError } from '@tollgate/core';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp, TestResponse } from '../frameworks/app-spec.js';
@@ -53,6 +53,36 @@ async function burst(
 }
 
 const statuses = (answers: { response: TestResponse }[]) => answers.map((a) => a.response.status);
+
+it('hands out a StoreUnavailableError without a stack trace of its own while Redis is away', async () => {
+  const store = new RedisStore({ client, prefix: 'outage-errors:', logger: silent });
+  const errors: unknown[] = [];
+  const limiter = createLimiter({
+    store,
+    policies: { limit: 5, window: '1h' },
+    onStoreError: (error) => {
+      errors.push(error);
+      return 'insurance';
+    },
+  });
+  const stackTraceLimit = Error.stackTraceLimit;
+  await whileRedisIsDead(async () => {
+    for (let i = 0; i < 3; i++) expect((await limiter.consume('a')).allowed).toBe(true);
+  });
+  expect(errors).toHaveLength(3);
+  for (const error of errors) {
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    // Each check during an outage gets one: its frames cost more than the insurance's decision.
+    expect((error as Error).stack).toMatch(/^StoreUnavailableError: [^\n]*$/);
+  }
+  // A client's own error, given as the cause, keeps its stack.
+  const caused = new StoreUnavailableError('Redis is unavailable: read ECONNRESET', {
+    cause: new Error('read'),
+  });
+  expect(caused.stack).toMatch(/^StoreUnavailableError: [^\n]*$/);
+  expect((caused.cause as Error).stack).toMatch(/\n\s+at /);
+  expect(Error.stackTraceLimit).toBe(stackTraceLimit);
+});
 
 describe.each(drivers)('$name when Redis dies under load', (driver) => {
   it('limits per process while it is away, replays nothing, and limits on Redis again when it is back', async () => {

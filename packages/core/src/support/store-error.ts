@@ -2,7 +2,9 @@
 
 /**
  * The store cannot answer now. Limiters catch it and take their fallback (by default the per-process
- * insurance limiter). When `reported` is set, the store has logged the incident once already.
+ * insurance limiter). When `reported` is set, the store has logged the incident once already. It carries
+ * no stack trace of its own (its `stack` is its name and message); `cause`, when set, is the client's
+ * error, with its own.
  *
  * @example
  * try {
@@ -21,7 +23,14 @@ export class StoreUnavailableError extends Error {
   readonly reported: boolean;
 
   constructor(message: string, options: { cause?: unknown; reported?: boolean } = {}) {
-    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    const errorOptions = 'cause' in options ? { cause: options.cause } : undefined;
+    // No stack trace: while Redis is away every check may get one of these, and its frames (the store's,
+    // a timer's) say nothing its message and `cause` do not. Capturing them cost several times the rest
+    // of a check on the fallback. Error's constructor cannot throw between the two assignments.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(message, errorOptions);
+    Error.stackTraceLimit = stackTraceLimit;
     this.reported = options.reported ?? false;
   }
 }

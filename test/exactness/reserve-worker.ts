@@ -12,18 +12,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type AlgorithmName, createLimiter, RedisStore } from '@tollgate/core';
 import { Cluster, Redis } from 'ioredis';
-
-/** A small deterministic generator (mulberry32), so a failing race names a seed to replay. */
-function seeded(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { seeded } from '../harness/seeded.js';
 
 const [client = '', target = '', prefix = '', calls = '0', algorithm = '', limit = '0', reserve = '0'] =
   process.argv.slice(2);

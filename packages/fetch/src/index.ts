@@ -156,7 +156,9 @@ export function rateLimit<Args extends unknown[] = []>(
   const limiter = createHttpLimiter<Request, WebAnswer>(WebAnswer.options(shared), access, {
     adapter: ADAPTER,
     handlerName: 'onLimited',
-    notHere: { requestPropertyName: "use the check's result: result.info" },
+    notHere: {
+      requestPropertyName: "there is no requestPropertyName option here; use the check's result: result.info",
+    },
   });
   const onLimited = limiter.handler as FetchRateLimitOptions<Args>['onLimited'];
   const handle = rateLimitLifecycle(limiter, answerAccess);

@@ -34,7 +34,7 @@ export class TollgateLimiters extends RouteLimiters<never, unknown, Lifecycle> i
       access: nestRequests,
       logger: new Logger('Tollgate'),
       routeOptionsName: '@RateLimit options',
-      notHere: { handler: 'answer a RateLimitException in an exception filter' },
+      notHere: { handler: 'handler is no option here; answer a RateLimitException in an exception filter' },
       make(limiterOptions, build) {
         const limiter = build(limiterOptions);
         return onEitherPlatform((access) => rateLimitLifecycle(limiter, access));

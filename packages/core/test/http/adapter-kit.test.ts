@@ -251,9 +251,9 @@ describe("an adapter's own spelling of the shared options", () => {
   });
 
   it('refuses an option it has no use for, saying what to do instead, own fields only', () => {
-    const notHere = { requestPropertyName: 'read the result' };
+    const notHere = { requestPropertyName: 'requestPropertyName means nothing here; read the result' };
     expect(() => build({ requestPropertyName: 'limit' }, { notHere })).toThrow(
-      '@tollgate/test: there is no requestPropertyName option here; read the result',
+      '@tollgate/test: requestPropertyName means nothing here; read the result',
     );
     const inherited = Object.create({ requestPropertyName: 'limit' });
     expect(build(inherited, { notHere }).requestPropertyName).toBe('rateLimit');

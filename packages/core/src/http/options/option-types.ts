@@ -264,8 +264,9 @@ export interface AdapterSettings {
    */
   readonly handlerName?: string;
   /**
-   * Shared options this adapter has no use for, each with what to do instead; given, one throws a
-   * `TypeError` that says so: `{ requestPropertyName: "read the check's result: result.info" }`.
+   * Shared options this adapter has no use for, each with what to say when one is given (after the
+   * adapter's name), which throws a `TypeError`:
+   * `{ requestPropertyName: "there is no requestPropertyName option here; use the check's result" }`.
    */
   readonly notHere?: Readonly<Record<string, string>>;
 }

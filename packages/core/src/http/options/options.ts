@@ -150,19 +150,18 @@ function policyOfRequest<Req>(
 }
 
 /**
- * The adapter's options under the shared table's names: one it has no use for is refused, saying what to
- * do instead, and its own name for `handler` (`onLimited`) is read as `handler`. Still without a prototype.
+ * The adapter's options under the shared table's names: one it has no use for is refused with the
+ * adapter's message, and its own name for `handler` (`onLimited`) is read as `handler`. Still without a
+ * prototype.
  */
 function inSharedNames(own: Record<string, unknown>, settings: AdapterSettings): Record<string, unknown> {
   const { adapter, handlerName, notHere } = settings;
   const refused: Record<string, string> = {
-    ...(handlerName === undefined ? {} : { handler: `use ${handlerName}` }),
+    ...(handlerName === undefined ? {} : { handler: `there is no handler option here; use ${handlerName}` }),
     ...notHere,
   };
   for (const name in refused) {
-    if (Object.hasOwn(own, name)) {
-      throw new TypeError(`${adapter}: there is no ${name} option here; ${refused[name]}`);
-    }
+    if (Object.hasOwn(own, name)) throw new TypeError(`${adapter}: ${refused[name]}`);
   }
   if (handlerName === undefined || !Object.hasOwn(own, handlerName)) return own;
   const { [handlerName]: handler, ...rest } = own;

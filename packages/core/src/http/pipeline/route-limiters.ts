@@ -23,7 +23,7 @@ export interface RouteLimiterSettings<Req, Res, Made> {
   readonly logger?: Logger;
   /** `false`: no app-wide limiter, the base options only inherited by routes (checked all the same). Default: `true`. */
   readonly appWide?: boolean;
-  /** Shared options the adapter has no use for, with what to do instead (see `AdapterSettings`). */
+  /** Shared options the adapter has no use for, with the message that refuses each (see `AdapterSettings`). */
   readonly notHere?: AdapterSettings['notHere'];
   /** What a route's own options are called in errors: `'config.rateLimit'`, `'@RateLimit options'`. */
   readonly routeOptionsName: string;

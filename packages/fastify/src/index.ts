@@ -177,7 +177,7 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
     const made =
       own === false ? undefined : own === undefined ? limiters.appWide : routeHook(own, config, false);
     if (made === undefined) return done();
-    made.limiter.warnOnce('TOLLGATE_ROUTE_NOT_SEEN', notSeenMessage(config));
+    made.limiter.warnOnce('TOLLGATE_ROUTE_NOT_SEEN', () => notSeenMessage(config));
     made.check(request, reply).then(() => done(), done);
   });
 

@@ -260,6 +260,23 @@ describe("an adapter's own spelling of the shared options", () => {
   });
 });
 
+describe("an adapter's warnOnce", () => {
+  it('builds a message given as a function only when it logs it, once', () => {
+    const { logger, warnings } = recordingLogger();
+    const limiter = createHttpLimiter({ logger }, fakeAccess, { adapter: '@tollgate/test' });
+    let built = 0;
+    const message = () => `route GET /x was not seen (${++built})`;
+    for (let i = 0; i < 3; i++) limiter.warnOnce('TOLLGATE_ROUTE_NOT_SEEN', message);
+    expect(warnings).toEqual(['[TOLLGATE_ROUTE_NOT_SEEN] @tollgate/test: route GET /x was not seen (1)']);
+    expect(built).toBe(1);
+    const off = createHttpLimiter({ logger, warnings: { TOLLGATE_ROUTE_NOT_SEEN: false } }, fakeAccess, {
+      adapter: '@tollgate/test',
+    });
+    off.warnOnce('TOLLGATE_ROUTE_NOT_SEEN', message);
+    expect(built).toBe(1);
+  });
+});
+
 describe('endWithRejection', () => {
   it('ends the response with the status, the content type as it is, the length in bytes, and the body as text', () => {
     const written: unknown[] = [];

@@ -61,9 +61,10 @@ export interface HttpLimiter<Req, Res = unknown> extends KeyControls {
   /**
    * Logs a setup warning of the adapter's once for this limiter, through its logger, unless its
    * `warnings` option switches the code off. For a rule only the adapter can see (Fastify: a route the
-   * plugin never saw).
+   * plugin never saw). `message` may be a function, called only when the warning is logged: an adapter
+   * that reports from a request's path then builds no text per request.
    */
-  warnOnce(code: AdapterWarningCode, message: string): void;
+  warnOnce(code: AdapterWarningCode, message: string | (() => string)): void;
 }
 
 /** The warning codes an adapter reports through {@link HttpLimiter.warnOnce}. */
@@ -223,7 +224,8 @@ export function createHttpLimiter<Req, Res = unknown>(
     },
 
     warnOnce(code, message) {
-      warnings.once(code, `${settings.adapter}: ${message}`);
+      if (!warnings.due(code)) return;
+      warnings.once(code, `${settings.adapter}: ${typeof message === 'function' ? message() : message}`);
     },
 
     ...keyControlsOf(limiters, settings.adapter),

@@ -34,6 +34,8 @@ const FRAMEWORK_NAMES: Readonly<Record<string, string>> = {
   express: 'Express',
   fastify: 'Fastify',
   koa: 'Koa',
+  hono: 'Hono',
+  nestjs: 'NestJS',
 };
 
 /** Every limiter (and the floor) on every framework and scenario: req/s ÷ the baseline's, per round. */

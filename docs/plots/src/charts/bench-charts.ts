@@ -9,7 +9,6 @@ type Layer = Extract<TopLevelSpec, { layer: unknown }>['layer'][number];
 
 const KIND_COLORS = { tollgate: '#4c78a8', peer: '#a0a0a0', floor: '#d8d8d8' };
 const KIND_NAMES = { tollgate: 'Tollgate', peer: 'other limiters', floor: "Tollgate's 429, no limiter" };
-const FRAMEWORKS = ['Express', 'Fastify', 'Koa'];
 const SCENARIO_TITLES = SCENARIOS.map((s) => s.title);
 
 /** How the figures were taken, as two subtitle lines. */
@@ -134,6 +133,8 @@ export function throughputChart(bars: readonly RatioBar[], config: BenchRunConfi
   const variants = [
     ...new Set([...bars].sort((a, b) => rank.indexOf(a.kind) - rank.indexOf(b.kind)).map((b) => b.variant)),
   ];
+  // Every framework the run measured, in the bench's order.
+  const frameworks = [...new Set(bars.map((b) => b.framework))];
   return {
     title: {
       text: 'Requests per second, ÷ the same app without a limiter',
@@ -143,7 +144,7 @@ export function throughputChart(bars: readonly RatioBar[], config: BenchRunConfi
       ],
     },
     data: { values: bars },
-    vconcat: FRAMEWORKS.map((framework) => ({
+    vconcat: frameworks.map((framework) => ({
       title: { text: framework, fontSize: 13 },
       transform: [{ filter: { field: 'framework', equal: framework } }],
       facet: {

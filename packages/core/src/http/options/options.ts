@@ -160,7 +160,7 @@ function inSharedNames(own: Record<string, unknown>, settings: AdapterSettings):
     ...(handlerName === undefined ? {} : { handler: `there is no handler option here; use ${handlerName}` }),
     ...notHere,
   };
-  for (const name in refused) {
+  for (const name of Object.keys(refused)) {
     if (Object.hasOwn(own, name)) throw new TypeError(`${adapter}: ${refused[name]}`);
   }
   if (handlerName === undefined || !Object.hasOwn(own, handlerName)) return own;

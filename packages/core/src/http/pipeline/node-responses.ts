@@ -23,7 +23,8 @@ export const nodeResponses: ResponseAccess<unknown, ServerResponseLike> = {
   node: (res) => res,
   getHeader: (res, name) => res.getHeader(name),
   setHeaders(res, headers) {
-    for (const name in headers) res.setHeader(name, headers[name] as string);
+    // Own keys only: names a polluted Object.prototype holds must not become headers.
+    for (const name of Object.keys(headers)) res.setHeader(name, headers[name] as string);
   },
   removeHeader: (res, name) => void res.removeHeader(name),
   send: endWithRejection,

@@ -150,7 +150,12 @@ export class WebAnswer implements NodeResponse {
    */
   refusal(respond: (body: string | null, init: ResponseInit) => Response = newResponse): Response {
     const { status, contentType, body, bytes } = this.rejection as RateLimitRejection;
-    const headers = { ...this.headers, 'Content-Type': contentType, 'Content-Length': String(bytes.length) };
+    // Without a prototype: a framework may read the record with `for…in` (Hono's `c.body` does), which
+    // would also send what a polluted Object.prototype holds.
+    const headers: Record<string, string> = Object.assign(Object.create(null), this.headers, {
+      'Content-Type': contentType,
+      'Content-Length': String(bytes.length),
+    });
     return this.#finish(respond(this.#head ? null : body, { status, headers }), true);
   }
 }
@@ -160,7 +165,7 @@ const newResponse = (body: string | null, init: ResponseInit): Response => new R
 /** Sets `headers` on `response`, or on a copy of it when its headers are immutable. */
 function withHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {
   try {
-    for (const name in headers) response.headers.set(name, headers[name] as string);
+    for (const name of Object.keys(headers)) response.headers.set(name, headers[name] as string);
     return response;
   } catch {
     return withHeaders(new Response(response.body, response), headers);

@@ -18,7 +18,9 @@ import { connectRedis, uniquePrefix } from '../harness/clients.js';
 import { manualClock } from '../harness/manual-clock.js';
 import type { AppSpec, TestApp } from './app-spec.js';
 import { drivers } from './drivers.js';
+import { nestDrivers } from './nestjs-drivers.js';
 import { draft10, retryAfterSeconds } from './parse-headers.js';
+import { webDrivers } from './web-drivers.js';
 
 const redis: Redis = await connectRedis();
 afterAll(() => redis.disconnect());
@@ -57,7 +59,7 @@ async function traffic(app: TestApp): Promise<number[]> {
   return statuses;
 }
 
-describe.each(drivers)('$name', (driver) => {
+describe.each([...drivers, ...webDrivers, ...nestDrivers])('$name', (driver) => {
   describe.each(stores)('on $name', (storeSetup) => {
     const limiterSpec = (store: Store, name: string, more: object = {}): AppSpec => ({
       global: {

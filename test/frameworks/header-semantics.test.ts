@@ -12,7 +12,9 @@ import { type ManualClock, manualClock } from '../harness/manual-clock.js';
 import { seeded } from '../harness/seeded.js';
 import type { FrameworkDriver, TestApp, TestResponse } from './app-spec.js';
 import { drivers } from './drivers.js';
+import { nestDrivers } from './nestjs-drivers.js';
 import { jsonBody, parseRateLimitFields } from './parse-headers.js';
+import { webDrivers } from './web-drivers.js';
 
 const SEED = Number(process.env.TOLLGATE_SEED ?? 20_260_523);
 const TRIALS = 6;
@@ -226,7 +228,7 @@ async function runTrial(
   }
 }
 
-describe.each(drivers)('$name', (driver) => {
+describe.each([...drivers, ...webDrivers, ...nestDrivers])('$name', (driver) => {
   describe.each(stores)('on $name', (storeSetup) => {
     it(`keeps RateLimit, RateLimit-Policy, reset and Retry-After true (seed ${SEED}, ${TRIALS} trials)`, async () => {
       for (let i = 0; i < TRIALS; i++) {

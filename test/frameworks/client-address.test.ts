@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { manualClock } from '../harness/manual-clock.js';
 import type { LimiterOptions, TestApp } from './app-spec.js';
 import { drivers } from './drivers.js';
+import { nestDrivers } from './nestjs-drivers.js';
 
 interface AddressScenario {
   readonly name: string;
@@ -73,7 +74,7 @@ const scenarios: AddressScenario[] = [
   },
 ];
 
-describe.each(drivers)('$name behind a trusted proxy', (driver) => {
+describe.each([...drivers, ...nestDrivers])('$name behind a trusted proxy', (driver) => {
   it.each(scenarios)('$name', async (scenario) => {
     const clock = manualClock();
     const logger = { warn: () => {}, error: () => {} };

@@ -3,6 +3,7 @@ import { CLIENT_NAMES } from '../harness/clients.js';
 import { banScenarios } from './ban-scenarios.js';
 import { leaseScenarios } from './lease-scenarios.js';
 import { penaltyScenarios } from './penalty-scenarios.js';
+import { refundScenarios } from './refund-scenarios.js';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
 import { windowScenarios } from './window-scenarios.js';
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 describe.each(kinds)('$name conformance', (kind) => {
-  it.each([...scenarios, ...windowScenarios, ...banScenarios, ...penaltyScenarios])(
+  it.each([...scenarios, ...windowScenarios, ...banScenarios, ...penaltyScenarios, ...refundScenarios])(
     '$name',
     async (scenario) => {
       const fixture = kind.fixture();

@@ -123,6 +123,31 @@ describe.each(drivers)('$name when Redis dies under load', (driver) => {
     }
   });
 
+  it('answers a route whose cost is more than the insurance share holds with 429s and a wait, never a 403', async () => {
+    const store = new RedisStore({ client, prefix: `outage-cost:${driver.name}:`, logger: silent });
+    const app = await driver.build({
+      global: {
+        limit: 10,
+        window: '1s',
+        cost: 3,
+        insurance: { instances: 4 },
+        store,
+        logger: silent,
+      } as never,
+    });
+    try {
+      expect((await app.send('GET', '/a')).status).toBe(200);
+      await whileRedisIsDead(async () => {
+        const [first, second] = [await app.send('GET', '/a'), await app.send('GET', '/a')];
+        expect(first.status).toBe(200); // the share (2 of the 10) is full: charged whole
+        expect(second.status).toBe(429);
+        expect(Number(second.headers['retry-after'])).toBeGreaterThan(0);
+      });
+    } finally {
+      await app.close();
+    }
+  });
+
   it("with onStoreError: 'deny', hands the store error to the framework (500) at once, never a hang", async () => {
     const store = new RedisStore({ client, prefix: `outage-deny:${driver.name}:`, logger: silent });
     const app = await driver.build({

@@ -525,8 +525,44 @@ export const adapterScenarios: AdapterScenario[] = [
       expect([after.status, after.headers['ratelimit-policy']]).toEqual([429, '"metered";q=2;w=60']);
     },
   },
+  {
+    name: 'skipFailedRequests: a request that fails after its window has turned gives nothing to the new window',
+    spec: (read) => ({
+      global: {
+        limit: 3,
+        window: '1m',
+        algorithm: 'fixed-window',
+        name: 'uploads',
+        skipFailedRequests: true,
+        // A slow upload: its window turns, and the next window is spent, before it fails.
+        requestWasSuccessful: async (request: never) => {
+          if (read.header(request, 'x-upload') !== 'slow') return true;
+          await whileUploading.run?.();
+          return false;
+        },
+      },
+    }),
+    async run(app, { clock, idle }) {
+      let failed: () => void = () => {};
+      const uploadFailed = new Promise<void>((resolve) => (failed = resolve));
+      whileUploading.run = async () => {
+        clock.advance(60_000);
+        whileUploading.statuses = await statuses(app, 3);
+        failed();
+      };
+      expect((await app.send('GET', '/a', { 'x-upload': 'slow' })).status).toBe(200);
+      await uploadFailed;
+      await idle();
+      expect(whileUploading.statuses).toEqual([200, 200, 200]);
+      // Charged in the window before: its refund does not open a fourth place in this one.
+      expect((await app.send('GET', '/a')).status).toBe(429);
+    },
+  },
   ...peerScenarios,
 ];
+
+/** What the slow upload of the late-refund scenario does while it runs, and what its requests got. */
+const whileUploading: { run?: () => Promise<void>; statuses?: number[] } = {};
 
 /** The policy of the overrides scenario, as its app and the other server both have it. */
 const METERED = { limit: 2, window: '1m', algorithm: 'fixed-window', name: 'metered' } as const;

@@ -32,4 +32,31 @@ describe('insuranceFor', () => {
     nowMs += 30_000;
     expect((await insurance.decide('owner', 1, 'consume')).allowed).toBe(true);
   });
+
+  it('judges a cost by the real policies: more than a share holds is charged a whole share, not refused outright', async () => {
+    let nowMs = 1_700_000_000_000;
+    const insurance = insuranceFor(
+      resolvePolicies({ limit: 10, window: '1s' }),
+      { instances: 4 },
+      () => nowMs,
+    );
+    expect(insurance.policies[0]?.capacity).toBe(2);
+    const first = await insurance.decide('owner', 3, 'consume');
+    expect(first).toMatchObject({ allowed: true, cost: 3, degraded: true });
+    const second = await insurance.decide('owner', 3, 'consume');
+    expect(second).toMatchObject({ allowed: false, reason: 'limited', retryAfterMs: 1_000 }); // a full share again
+    nowMs += 1_000;
+    expect((await insurance.decide('owner', 3, 'consume')).allowed).toBe(true);
+    // More than the real policy holds is refused outright, as the store would refuse it.
+    expect(await insurance.decide('owner', 11, 'consume')).toMatchObject({
+      allowed: false,
+      reason: 'cost-exceeds-capacity',
+      retryAfterMs: undefined,
+    });
+  });
+
+  it('admits a large reservation against its share while the store is down', async () => {
+    const insurance = insuranceFor(resolvePolicies({ limit: 100_000, window: '1m' }), { instances: 32 });
+    expect(await insurance.decide('owner', 4_000, 'consume')).toMatchObject({ allowed: true, cost: 4_000 });
+  });
 });

@@ -317,11 +317,18 @@ async function simulate(seed: number, { processes = 4, costs = false, bursty = f
 describe('the bound of token slices, 4 processes simulated on one store', () => {
   const slack = 4 * (10 - 1);
 
+  const most: number[] = [];
   it.each([1, 2, 3, 4, 5, 6])('admits at most limit + 4 × (size − 1) per window (seed %i)', async (seed) => {
     const counts = await simulate(seed, { costs: true, bursty: true });
     expect(counts.length).toBeGreaterThan(5);
     expect(Math.max(...counts)).toBeLessThanOrEqual(100 + slack);
-    expect(Math.max(...counts)).toBeGreaterThan(100); // the schedule does carry tokens across windows
+    most.push(Math.max(...counts));
+  });
+
+  // A leftover given back after its window has ended no longer carries over (it is dropped), so not
+  // every schedule goes past the limit; spending a slice after its window has ended still may.
+  it('is checked by schedules that do carry tokens across windows', () => {
+    expect(Math.max(...most)).toBeGreaterThan(100);
   });
 
   it.each([1, 2, 3])(

@@ -34,8 +34,21 @@ export interface Algorithm {
   current(policy: ResolvedPolicy, st: StateFields, o: number, stored: boolean, nowMs: number): void;
   /** Whether `cost` fits in the state at `nowMs` (the time it was brought to). */
   fits(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, nowMs: number): boolean;
-  /** Charges `cost` (`sign` -1) or gives it back (`sign` 1), in place. */
-  apply(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, sign: 1 | -1): void;
+  /** Charges `cost`, in place, whether it fits or not. */
+  apply(policy: ResolvedPolicy, st: StateFields, o: number, cost: number): void;
+  /**
+   * Gives back, in place, what is left at `nowMs` of a charge of `cost` made at `sinceMs` (the time the
+   * state was brought to is `nowMs`): never more than that charge still holds, so a refund never reaches
+   * into a window, or into tokens, that came after it. `sinceMs` equal to `nowMs`: the whole cost.
+   */
+  refund(
+    policy: ResolvedPolicy,
+    st: StateFields,
+    o: number,
+    cost: number,
+    sinceMs: number,
+    nowMs: number,
+  ): void;
   /**
    * Ms from `nowMs` (the time the state was brought to) until `cost` fits: 0 when it fits now,
    * `undefined` when it never will (more than the policy holds). A decision's `retryAfterMs` is this.
@@ -57,19 +70,20 @@ export interface Algorithm {
 
 /**
  * An algorithm's part of the Redis script: its operations in Lua, the TypeScript ones step for step, on
- * the state array `st` at offset `o`, changed in place. `current`, `apply` and `restart` are statements;
+ * the state array `st` at offset `o`, changed in place. `current`, `apply`, `refund` and `restart` are statements;
  * `fits` (whether the cost fits) and `idle` (the ms until the state can be forgotten) are expressions;
  * `wait` is statements that return `waitMs` (-1 for never). No other returns, and each reads its state only as `st[o]`, `st[o + 1]`, `st[o + 2]`: the script inlines them,
  * and for a check of one policy keeps the fields in locals (see `stores/redis/script/generate.ts`).
  * Every body sees its policy's `limit`, `window` (ms) and `capacity` (units), and `min`, `max`, `floor` and `ceil`; then
  * `current` sees `stored` and `now`, `fits`, `wait` and `restart` see `cost` and `now`, `apply` sees
- * `cost` and `sign`, and `idle` sees `now`. `wait` and `restart` run only for `exponentialBackoff` and
+ * `cost`, `refund` sees `cost`, `since` and `now`, and `idle` sees `now`. `wait` and `restart` run only for `exponentialBackoff` and
  * `continueExceeding`, on the held path.
  */
 export interface AlgorithmLua {
   readonly current: string;
   readonly fits: string;
   readonly apply: string;
+  readonly refund: string;
   readonly idle: string;
   readonly wait: string;
   readonly restart: string;

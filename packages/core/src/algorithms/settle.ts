@@ -52,7 +52,8 @@ export function stateFieldCount(policies: readonly ResolvedPolicy[], rule: BanRu
  *   refused; `exponentialBackoff` holds it back for twice as long at each one (`backoff/backoff.ts`);
  *   `continueExceeding` restarts every policy it did not fit (each algorithm's `restart`);
  * - `peek`: say whether it would fit, charging nothing;
- * - `refund`: give `cost` back to every policy;
+ * - `refund`: give back to every policy what is left at `nowMs` of a charge of `cost` made at `sinceMs`
+ *   (`nowMs` when not given: the whole cost);
  * - `penalty`: charge `cost` to every policy whether it fits or not (a client can owe).
  */
 export function settlePolicies(
@@ -63,6 +64,7 @@ export function settlePolicies(
   mode: BucketMode,
   nowMs: number,
   rule?: BanRule,
+  sinceMs: number = nowMs,
 ): Settled {
   const count = policies.length;
   let fits = true;
@@ -106,11 +108,11 @@ export function settlePolicies(
     applied = false;
     refusedBy(rule as BanRule, policies, st, o, cost, nowMs);
   } else {
-    const sign = mode === 'refund' ? 1 : -1;
     for (let i = 0, q = 0; i < count; i++) {
       const policy = policies[i] as ResolvedPolicy;
       const algorithm = ALGORITHMS[policy.algorithm];
-      algorithm.apply(policy, st, q, cost, sign);
+      if (mode === 'refund') algorithm.refund(policy, st, q, cost, sinceMs, nowMs);
+      else algorithm.apply(policy, st, q, cost);
       q += algorithm.fields;
     }
     if (ban !== undefined && mode === 'consume') admitted(st, o);

@@ -17,7 +17,9 @@ import { isSettingsObject, ownOptions, positiveWholeNumber } from '../support/va
 export interface InsuranceOptions {
   /**
    * How many app instances usually share the store. Each instance's insurance keeps `1/instances` of
-   * every limit and burst (at least one token), so the instances together stay near the real limit.
+   * every limit and burst (at least one token), so the instances together stay near the real limit. A
+   * request that costs more than a share holds (but no more than the policies do) is charged a whole
+   * share: admitted when the share is full, else refused with the wait until it is.
    * Default: `1` (each instance allows the full limit on its own).
    */
   instances?: number;
@@ -46,7 +48,11 @@ export function insuranceSettings(options: unknown, what: string): Required<Insu
 export interface Insurance {
   /** The policies it decides by: the limiter's, each limit and burst divided by `instances`. */
   readonly policies: readonly ResolvedPolicy[];
-  decide(owner: string, cost: number, mode: BucketMode): Promise<Decision>;
+  /**
+   * Decides `mode` for `cost` tokens of `owner`'s buckets; `chargedAtMs`: for a refund, when the tokens
+   * given back were charged (see `BucketRequest.chargedAtMs`).
+   */
+  decide(owner: string, cost: number, mode: BucketMode, chargedAtMs?: number): Promise<Decision>;
   /** Forgets an owner's buckets, so they are full (nothing to do before the store is built). */
   reset(owner: string): Promise<void>;
 }
@@ -79,15 +85,22 @@ export function insuranceFor(
       ...(nearLimit === undefined ? {} : { nearLimit }),
     })),
   );
-  const smallestCapacity = Math.min(...shared.map((p) => p.capacity));
+  // Whether a cost can ever be admitted is the real policies' to say, not the shares': a cost only a
+  // share cannot hold is charged the smallest share whole, so it waits for a full share (a 429 with a
+  // wait) instead of being refused outright for as long as the outage lasts.
+  const smallestCapacity = Math.min(...policies.map((p) => p.capacity));
+  const smallestShare = Math.min(...shared.map((p) => p.capacity));
   let store: MemoryStore | undefined;
   return {
     policies: shared,
-    async decide(owner, cost, mode) {
+    async decide(owner, cost, mode, chargedAtMs) {
       store ??= new MemoryStore({ maxKeys, ...(clock ? { clock } : {}) });
-      const effectiveMode = mode === 'consume' && cost > smallestCapacity ? 'peek' : mode;
-      const result = await store.update({ key: owner, policies: shared, cost, mode: effectiveMode, ban });
-      return { ...decide(shared, result, cost), degraded: true };
+      if (mode === 'consume' && cost > smallestCapacity) mode = 'peek';
+      const checks = mode === 'consume' || mode === 'peek';
+      const charged = checks && cost <= smallestCapacity ? Math.min(cost, smallestShare) : cost;
+      const request = { key: owner, policies: shared, cost: charged, mode, ban, chargedAtMs };
+      const result = await store.update(request);
+      return { ...decide(shared, result, charged), cost, degraded: true };
     },
     async reset(owner) {
       await store?.reset(owner, shared, ban);

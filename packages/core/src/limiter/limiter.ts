@@ -19,6 +19,13 @@ import {
   positiveWholeNumber,
 } from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
+import {
+  CONSUME_OPTIONS,
+  checkCallOptions,
+  PEEK_OPTIONS,
+  REFUND_OPTIONS,
+  RESERVE_OPTIONS,
+} from './call-options.js';
 import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
 import {
@@ -127,7 +134,7 @@ export interface BanOptions {
   duration: Duration;
 }
 
-/** Options of a single check. */
+/** Options of a single check. Any other option is refused with a `TypeError`. */
 export interface ConsumeOptions {
   /** Tokens this request costs: any positive number. Default: `1`. */
   cost?: number;
@@ -151,6 +158,16 @@ export interface RefundOptions {
    * back there and the store is not touched. Default: `false` (they go back to the store).
    */
   degraded?: boolean;
+  /**
+   * When the tokens given back were charged: the decision's `decidedAtMs`. Then no bucket gets back more
+   * than that charge still holds: a window that began after it gets nothing, a token bucket the cost
+   * less what it has refilled since. So a refund that comes late (a request that ran across a window's
+   * end) never adds to the next window. Default: none (the whole cost, as `reward` gives it).
+   *
+   * @example
+   * await limiter.refund(key, decision.cost, { degraded: decision.degraded, chargedAtMs: decision.decidedAtMs });
+   */
+  chargedAtMs?: number;
 }
 
 /** A rate limiter. Every method is atomic across all of its policies. */
@@ -178,13 +195,15 @@ export interface Limiter {
   reserve(key: string, cost: number, options?: ReserveOptions): Promise<Reservation>;
   /**
    * Gives `cost` tokens back to every policy (never beyond capacity), e.g. when a request failed. Default
-   * cost: 1. Give back where the charge was made: `{ degraded: true }` for a `degraded` decision.
+   * cost: 1. Give back where the charge was made: `{ degraded: true }` for a `degraded` decision; and no
+   * more than the charge still holds: `{ chargedAtMs: decision.decidedAtMs }`.
    */
   refund(key: string, cost?: number, options?: RefundOptions): Promise<void>;
   /**
    * Charges `cost` tokens to every policy whether they have them or not: a client can owe, and waits
-   * longer for it (rate-limiter-flexible's `penalty`). Default cost: 1. Returns what a request of cost 1
-   * would be answered after it.
+   * longer for it (rate-limiter-flexible's `penalty`), as long as that wait is a whole number of ms
+   * (below 2^53) in every store: a token bucket owes no more. Default cost: 1. Returns what a request of
+   * cost 1 would be answered after it.
    */
   penalty(key: string, cost?: number): Promise<Decision>;
   /** Gives `cost` tokens back, like `refund` (rate-limiter-flexible's `reward`). Default cost: 1. */
@@ -288,6 +307,7 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     mode: BucketMode,
     fallback: OnStoreError,
     dryRunOption?: boolean,
+    chargedAtMs?: number,
   ): Promise<Decision> {
     const cost = costOf(requestedCost);
     const dryRun = dryRunOf(dryRunOption);
@@ -306,7 +326,16 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     const startedMs = events.storeCallStarts();
     let decision: Decision;
     try {
-      const request = { key: owner, policies, cost, mode: effectiveMode, timeoutMs, ban, overrides };
+      const request = {
+        key: owner,
+        policies,
+        cost,
+        mode: effectiveMode,
+        timeoutMs,
+        ban,
+        overrides,
+        chargedAtMs,
+      };
       if (memoryStore !== undefined) {
         decision = memoryStore[decideAtOnce](request);
       } else {
@@ -388,13 +417,15 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
   }
 
   /**
-   * Moves a reservation's charge by `tokens` (a penalty when positive, a refund when negative) where it
-   * was made: the insurance limiter for a degraded decision, else the store. Rejects when the store fails.
+   * Moves the charge `decision` made by `tokens` (a penalty when positive, a refund when negative, of no
+   * more than the charge still holds) where it was made: the insurance limiter for a degraded decision,
+   * else the store. Rejects when the store fails.
    */
-  async function adjust(key: string, tokens: number, degraded: boolean): Promise<void> {
+  async function adjust(key: string, tokens: number, { degraded, decidedAtMs }: Decision): Promise<void> {
     const mode = tokens > 0 ? 'penalty' : 'refund';
-    if (degraded) await insurance.decide(bucketOwner(namespace, key), Math.abs(tokens), mode);
-    else await run(key, Math.abs(tokens), mode, 'throw');
+    const chargedAtMs = tokens > 0 ? undefined : decidedAtMs;
+    if (degraded) await insurance.decide(bucketOwner(namespace, key), Math.abs(tokens), mode, chargedAtMs);
+    else await run(key, Math.abs(tokens), mode, 'throw', undefined, chargedAtMs);
   }
 
   /** One override operation on `key`; throws unless the limiter was made with `overrides: true`. */
@@ -425,6 +456,11 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     insurancePolicies: insurance.policies,
     consume(key, opts) {
       if (opts === undefined) return check(key, undefined, onStoreError, undefined);
+      try {
+        checkCallOptions(opts, CONSUME_OPTIONS, 'consume');
+      } catch (error) {
+        return Promise.reject(error); // a bad call rejects, as a bad cost does
+      }
       if (readsOwnFieldsOnly(opts)) {
         return check(key, opts.cost, opts.onStoreError ?? onStoreError, opts.dryRun);
       }
@@ -436,25 +472,28 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
       );
     },
     async peek(key, opts) {
+      checkCallOptions(opts, PEEK_OPTIONS, 'peek');
       const cost = ownField(opts, 'cost');
       // A slice that holds the cost answers as its `consume` would; peek never takes one.
       const local = sliced?.peek(key, costOf(cost));
       return local ?? run(key, cost, 'peek', ownField(opts, 'onStoreError') ?? onStoreError);
     },
     async reserve(key, cost, opts) {
+      checkCallOptions(opts, RESERVE_OPTIONS, 'reserve');
       const fallback = ownField(opts, 'onStoreError') ?? onStoreError;
       const decision = await check(key, reservedCostOf(cost), fallback, ownField(opts, 'dryRun'));
-      const { degraded } = decision;
-      return reservationOf(decision, (tokens) => adjust(key, tokens, degraded), maxExtraTokens);
+      return reservationOf(decision, (tokens) => adjust(key, tokens, decision), maxExtraTokens);
     },
     async refund(key, cost, refundOptions) {
+      checkCallOptions(refundOptions, REFUND_OPTIONS, 'refund');
+      const chargedAtMs = chargedAtOf(ownField(refundOptions, 'chargedAtMs'));
       // A degraded decision was charged in this process only: giving it back to the store would hand
       // out tokens the store never took.
       if (ownField(refundOptions, 'degraded') === true) {
-        await insurance.decide(bucketOwner(namespace, key), costOf(cost), 'refund');
+        await insurance.decide(bucketOwner(namespace, key), costOf(cost), 'refund', chargedAtMs);
         return;
       }
-      await run(key, cost, 'refund', 'throw');
+      await run(key, cost, 'refund', 'throw', undefined, chargedAtMs);
     },
     async penalty(key, cost) {
       await run(key, cost, 'penalty', 'throw');
@@ -573,6 +612,12 @@ function denyCacheFor(
 function dryRunOf(dryRun: boolean | undefined): boolean {
   if (dryRun === undefined || typeof dryRun === 'boolean') return dryRun === true;
   throw new TypeError(`dryRun must be true or false; got ${String(dryRun)}`);
+}
+
+/** A refund's `chargedAtMs`, checked: ms since the epoch, or `undefined`. */
+function chargedAtOf(chargedAtMs: unknown): number | undefined {
+  if (chargedAtMs === undefined || Number.isFinite(chargedAtMs)) return chargedAtMs as number | undefined;
+  throw new TypeError(`refund's chargedAtMs must be ms since the epoch; got ${String(chargedAtMs)}`);
 }
 
 /** `reserve`'s cost: required, unlike `consume`'s. */

@@ -129,13 +129,15 @@ function sliceStore<Fallback>(context: SlicedCheckContext<Fallback>): SliceStore
         throw error;
       }
     },
-    giveBack(owner, tokens) {
+    giveBack(owner, tokens, takenAtMs) {
       denyCache?.forget(owner); // the levels move: what the cache holds may no longer be the store's answer
       const startedMs = events.storeCallStarts();
       const failed = (error: unknown) => events.storeFailed(owner, 'refund', error, startedMs);
       // Never awaited, never thrown into a check: a leftover lost only leaves its window short of it.
       try {
-        ask({ key: owner, policies, cost: tokens, mode: 'refund', timeoutMs }).catch(failed);
+        ask({ key: owner, policies, cost: tokens, mode: 'refund', chargedAtMs: takenAtMs, timeoutMs }).catch(
+          failed,
+        );
       } catch (error) {
         failed(error);
       }

@@ -30,10 +30,11 @@ export interface SliceStore {
   /** Consumes `size` tokens of `owner` from the store, all or none (an ordinary consume). */
   take(owner: string, size: number): Promise<BucketResult>;
   /**
-   * Gives `tokens` back to `owner`'s bucket, without waiting and without failing. Must send before it
-   * returns (so that a take asked for after it reaches the store after it).
+   * Gives `tokens` of a slice taken at `takenAtMs` (by the store's clock) back to `owner`'s bucket, no
+   * more than that take still holds, without waiting and without failing. Must send before it returns
+   * (so that a take asked for after it reaches the store after it).
    */
-  giveBack(owner: string, tokens: number): void;
+  giveBack(owner: string, tokens: number, takenAtMs: number): void;
   /** The time a store call starts, for the decision events (`NaN` when nobody listens). */
   callStarts(): number;
 }
@@ -200,7 +201,7 @@ export class TokenSlices {
     for (const [owner, slice] of this.#slices) {
       if (slice.taking !== undefined || nowMs < slice.expiresAtMs) continue;
       this.#slices.delete(owner);
-      if (slice.tokens > 0) this.#store.giveBack(owner, slice.tokens);
+      if (slice.tokens > 0) this.#store.giveBack(owner, slice.tokens, takenAt(slice));
     }
     if (this.#slices.size === 0) this.#stopSweeping();
   }
@@ -217,7 +218,8 @@ export class TokenSlices {
       slice = new Slice();
     } else {
       if (slice.exact && nowMs < slice.expiresAtMs) return undefined;
-      if (slice.tokens > 0) this.#store.giveBack(owner, slice.tokens); // before the take: it lands first
+      // Before the take: it lands first.
+      if (slice.tokens > 0) this.#store.giveBack(owner, slice.tokens, takenAt(slice));
       this.#slices.delete(owner); // to the back: the map is ordered by last take, oldest evicted first
     }
     slice.tokens = 0;
@@ -259,7 +261,7 @@ export class TokenSlices {
       for (const [oldest, old] of this.#slices) {
         if (old.taking !== undefined) continue; // its checks are waiting for it
         this.#slices.delete(oldest);
-        if (old.tokens > 0) this.#store.giveBack(oldest, old.tokens);
+        if (old.tokens > 0) this.#store.giveBack(oldest, old.tokens, takenAt(old));
         break;
       }
     }
@@ -295,7 +297,12 @@ export class TokenSlices {
     const algorithm = ALGORITHMS[policy.algorithm];
     const state = [...(result.states[0] as readonly number[])];
     algorithm.current(policy, state, 0, true, storeNowMs);
-    if (slice.tokens > 0) algorithm.apply(policy, state, 0, slice.tokens, 1);
+    if (slice.tokens > 0) algorithm.refund(policy, state, 0, slice.tokens, storeNowMs, storeNowMs);
     return decide(this.#policies, { applied: true, nowMs: storeNowMs, states: [state] }, cost);
   }
+}
+
+/** When the store charged `slice`, by its clock: a slice with tokens was taken, so it has a result. */
+function takenAt(slice: Slice): number {
+  return (slice.result as BucketResult).nowMs;
 }

@@ -9,6 +9,13 @@ import type { Policy, ResolvedPolicy } from '../model/policy.js';
 import { type Duration, formatDuration, parseDuration } from '../support/duration.js';
 import { describeValue, ownField } from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
+import {
+  CONSUME_OPTIONS,
+  checkCallOptions,
+  PEEK_OPTIONS,
+  REFUND_OPTIONS,
+  RESERVE_OPTIONS,
+} from './call-options.js';
 import type { ConsumeOptions, Limiter } from './limiter.js';
 import { reservationOf } from './reservation.js';
 
@@ -106,6 +113,7 @@ export function zeroLimiter(
     nearLimit: false,
   });
   async function consume(key: string, options?: ConsumeOptions): Promise<Decision> {
+    checkCallOptions(options, CONSUME_OPTIONS, 'consume');
     const decision = await refuse(key, options);
     if (events.decisionsObserved) {
       events.decided(bucketOwner(name, key), decision, ownField(options, 'dryRun') === true, Number.NaN);
@@ -116,12 +124,17 @@ export function zeroLimiter(
     policies: Object.freeze([policy]),
     insurancePolicies: Object.freeze([policy]), // it never asks the store, so it never needs insurance
     consume,
-    peek: refuse,
+    peek: async (key, options) => {
+      checkCallOptions(options, PEEK_OPTIONS, 'peek');
+      return refuse(key, options);
+    },
     // Refused, so charged nothing: its settle and cancel have nothing to do.
-    reserve: async (key, cost, options) =>
-      reservationOf(await consume(key, { ...options, cost }), async () => {}, 0),
+    reserve: async (key, cost, options) => {
+      checkCallOptions(options, RESERVE_OPTIONS, 'reserve');
+      return reservationOf(await consume(key, { ...options, cost }), async () => {}, 0);
+    },
     penalty: (_key, cost) => refuse(_key, { cost: cost ?? 1 }),
-    refund: async () => {},
+    refund: async (_key, _cost, options) => checkCallOptions(options, REFUND_OPTIONS, 'refund'),
     reward: async () => {},
     reset: async () => {},
     setOverride: noOverrides,

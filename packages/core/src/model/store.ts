@@ -6,7 +6,8 @@ import type { ResolvedPolicy } from './policy.js';
  * What a store is asked to do with all of a key's buckets at once.
  * - `consume`: charge `cost` to every bucket if all have it, else charge none.
  * - `peek`: answer as `consume` would, charging nothing.
- * - `refund`: give `cost` back to every bucket, never beyond capacity.
+ * - `refund`: give `cost` back to every bucket, never beyond capacity, nor beyond what the charge being
+ *   undone still holds (see {@link BucketRequest.chargedAtMs}).
  * - `penalty`: charge `cost` to every bucket whether it has it or not (a client can owe).
  */
 export type BucketMode = 'consume' | 'peek' | 'refund' | 'penalty';
@@ -24,6 +25,13 @@ export interface BucketRequest {
   readonly cost: number;
   /** What to do. */
   readonly mode: BucketMode;
+  /**
+   * For a `refund`: when the tokens given back were charged, in ms by the store's clock (a decision's
+   * `decidedAtMs`). Each bucket then gives back no more than that charge still holds: nothing in a
+   * window that began after it, and in a token bucket the cost less what has refilled since. Absent:
+   * the whole cost (a reward).
+   */
+  readonly chargedAtMs?: number | undefined;
   /**
    * The limiter's ban, if it has one: `after` refusals in a row ban the client for `durationMs`; and its
    * `exponentialBackoff` and `continueExceeding`, decided with the policies (see `BanRule`). Stable

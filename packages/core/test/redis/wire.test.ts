@@ -40,6 +40,7 @@ function check(
     nowArg: '',
     cost: 1,
     mode: 'consume',
+    sinceArg: '',
     timeoutMs: undefined,
     ...overrides,
   };
@@ -95,6 +96,7 @@ describe('the settle script’s ARGV', () => {
       '',
       '1',
       'consume',
+      '',
     ]);
   });
 
@@ -112,8 +114,8 @@ describe('the settle script’s ARGV', () => {
       ...policySetArgs(one, undefined, false),
       ...policySetArgs(two, ban, false),
       '2',
-      ...['1', '', '', '1', 'consume'],
-      ...['2', '5', '99', '2', 'peek'],
+      ...['1', '', '', '1', 'consume', ''],
+      ...['2', '5', '99', '2', 'peek', ''],
       ...['1', '2', '1'],
     ]);
   });

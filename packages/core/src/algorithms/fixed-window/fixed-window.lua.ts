@@ -12,7 +12,10 @@ export const FIXED_WINDOW_LUA: AlgorithmLua = {
   fits: `
     st[o + 1] + cost <= limit`,
   apply: `
-    st[o + 1] = max(0, st[o + 1] - sign * cost)`,
+    st[o + 1] = st[o + 1] + cost`,
+  refund: `
+    -- A window that began after the charge never counted it.
+    if st[o] <= since then st[o + 1] = max(0, st[o + 1] - cost) end`,
   wait: `
     if cost > limit then return -1 end
     return st[o + 1] + cost <= limit and 0 or max(0, st[o] + window - now)`,

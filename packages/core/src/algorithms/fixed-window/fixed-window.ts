@@ -31,8 +31,13 @@ export const fixedWindow: Algorithm = {
     return (st[o + 1] as number) + cost <= policy.limit;
   },
 
-  apply(_policy, st, o, cost, sign) {
-    st[o + 1] = Math.max(0, (st[o + 1] as number) - sign * cost);
+  apply(_policy, st, o, cost) {
+    st[o + 1] = (st[o + 1] as number) + cost;
+  },
+
+  refund(_policy, st, o, cost, sinceMs) {
+    // A window that began after the charge never counted it.
+    if ((st[o] as number) <= sinceMs) st[o + 1] = Math.max(0, (st[o + 1] as number) - cost);
   },
 
   waitMs(policy, st, o, cost, nowMs) {

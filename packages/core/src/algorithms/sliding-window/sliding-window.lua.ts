@@ -21,7 +21,16 @@ export const SLIDING_WINDOW_LUA: AlgorithmLua = {
     -- The previous window's count, weighted by what the sliding window still covers of it.
     st[o + 1] * (window - min(window, max(0, now - st[o]))) + (st[o + 2] + cost) * window <= limit * window`,
   apply: `
-    st[o + 2] = max(0, st[o + 2] - sign * cost)`,
+    st[o + 2] = st[o + 2] + cost`,
+  refund: `
+    -- The charge is taken back from the window that counted it: the current one, or the previous one
+    -- (whose weight in the estimate is what is left of it); one older than that counts no more.
+    local charged = floor(since / window) * window
+    if charged >= st[o] then
+      st[o + 2] = max(0, st[o + 2] - cost)
+    elseif charged == st[o] - window then
+      st[o + 1] = max(0, st[o + 1] - cost)
+    end`,
   wait: `
     -- waitUntil() in sliding-window.ts: ms until the estimate times the window is at most allowed.
     local allowed = (limit - cost) * window

@@ -77,8 +77,17 @@ export const slidingWindow: Algorithm = {
     return weighted(windowMs, st, o, nowMs) + cost * windowMs <= limit * windowMs;
   },
 
-  apply(_policy, st, o, cost, sign) {
-    st[o + 2] = Math.max(0, (st[o + 2] as number) - sign * cost);
+  apply(_policy, st, o, cost) {
+    st[o + 2] = (st[o + 2] as number) + cost;
+  },
+
+  refund(policy, st, o, cost, sinceMs) {
+    // The charge is taken back from the window that counted it: the current one, or the previous one
+    // (whose weight in the estimate is what is left of it); one older than that counts no more.
+    const start = st[o] as number;
+    const chargedIn = Math.floor(sinceMs / policy.windowMs) * policy.windowMs;
+    if (chargedIn >= start) st[o + 2] = Math.max(0, (st[o + 2] as number) - cost);
+    else if (chargedIn === start - policy.windowMs) st[o + 1] = Math.max(0, (st[o + 1] as number) - cost);
   },
 
   waitMs(policy, st, o, cost, nowMs) {

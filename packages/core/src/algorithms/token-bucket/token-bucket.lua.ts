@@ -17,7 +17,12 @@ export const TOKEN_BUCKET_LUA: AlgorithmLua = {
   fits: `
     st[o] >= cost * window`,
   apply: `
-    st[o] = min(capacity, st[o] + sign * cost * window)`,
+    -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+    st[o] = max(capacity - 9007199254740991, st[o] - cost * window)`,
+  refund: `
+    -- What refilled since the charge would have come back anyway: only the rest is still held by it.
+    local held = cost * window - max(0, now - since) * limit
+    if held > 0 then st[o] = min(capacity, st[o] + held) end`,
   wait: `
     if cost * window > capacity then return -1 end
     return max(0, ceil((cost * window - st[o]) / limit))`,

@@ -31,8 +31,18 @@ export const tokenBucket: Algorithm = {
     return (st[o] as number) >= cost * policy.windowMs;
   },
 
-  apply(policy, st, o, cost, sign) {
-    st[o] = Math.min(policy.capacityUnits, (st[o] as number) + sign * cost * policy.windowMs);
+  apply(policy, st, o, cost) {
+    // A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+    st[o] = Math.max(
+      policy.capacityUnits - Number.MAX_SAFE_INTEGER,
+      (st[o] as number) - cost * policy.windowMs,
+    );
+  },
+
+  refund(policy, st, o, cost, sinceMs, nowMs) {
+    // What refilled since the charge would have come back anyway: only the rest is still held by it.
+    const heldUnits = cost * policy.windowMs - Math.max(0, nowMs - sinceMs) * policy.limit;
+    if (heldUnits > 0) st[o] = Math.min(policy.capacityUnits, (st[o] as number) + heldUnits);
   },
 
   waitMs(policy, st, o, cost) {

@@ -6,7 +6,7 @@
 
 import { LimiterEvents } from '../../diagnostics/publish.js';
 import { bucketOwner } from '../../limiter/bucket-key.js';
-import type { ConsumeOptions, StoreErrorAction } from '../../limiter/limiter.js';
+import type { ConsumeOptions, ReserveOptions, StoreErrorAction } from '../../limiter/limiter.js';
 import type { Reservation } from '../../limiter/reservation.js';
 import type { Decision } from '../../model/decision.js';
 import { StoreUnavailableError } from '../../support/store-error.js';
@@ -197,7 +197,7 @@ export function createHttpLimiter<Req, Res = unknown>(
         if (metered === undefined) {
           decision = await bound.limiter.consume(identity, checkOptions);
         } else {
-          reservation = await bound.limiter.reserve(identity, cost, checkOptions);
+          reservation = await bound.limiter.reserve(identity, cost, reserveOptionsOf(checkOptions));
           decision = reservation.decision;
         }
       } catch (error) {
@@ -250,4 +250,11 @@ function checkedCost(cost: unknown, adapter: string): number {
     throw new TypeError(`${adapter}: the cost function must return a positive number; got ${String(cost)}`);
   }
   return cost;
+}
+
+/** A check's options as `reserve` takes them: its cost is given apart. */
+function reserveOptionsOf(options: ConsumeOptions | undefined): ReserveOptions | undefined {
+  if (options === undefined) return undefined;
+  const { cost: _given, ...rest } = options;
+  return rest;
 }

@@ -34,8 +34,8 @@ export class RequestRateLimit implements RateLimitInfo {
     // and gives back or settles at most once.
     refundCharge = async (info) => {
       if (info.#reservation !== undefined) return info.#reservation.cancel();
-      const { allowed, cost, degraded } = info.decision;
-      if (allowed) await info.#decidedBy.refund(info.key, cost, { degraded });
+      const { allowed, cost, degraded, decidedAtMs } = info.decision;
+      if (allowed) await info.#decidedBy.refund(info.key, cost, { degraded, chargedAtMs: decidedAtMs });
     };
     settleCharge = async (info, actualCost) => {
       await info.#reservation?.settle(actualCost);

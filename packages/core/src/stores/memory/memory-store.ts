@@ -164,7 +164,10 @@ export class MemoryStore implements Store {
    * Settles `request` at `nowMs`, leaving the key's states in `#work`, and in `#overridden` the policies
    * of the override it was decided by (`undefined`: none was in force).
    */
-  #settle({ key, policies: own, cost, mode, ban, overrides }: BucketRequest, nowMs: number): Settled {
+  #settle(
+    { key, policies: own, cost, mode, ban, overrides, chargedAtMs }: BucketRequest,
+    nowMs: number,
+  ): Settled {
     const table = this.#table(own, ban);
     const override = overrides === true ? this.#overrideOf(table, key, nowMs) : undefined;
     const policies = override?.policies ?? own;
@@ -173,7 +176,7 @@ export class MemoryStore implements Store {
     let slot = table.slots.get(key);
     const stored = slot !== undefined && this.#heap.idleAtMs(slot) > nowMs;
     if (stored) copy(this.#values, (slot as number) * this.#stride, work, 0, table.fields);
-    const settled = settlePolicies(policies, work, stored, cost, mode, nowMs, ban);
+    const settled = settlePolicies(policies, work, stored, cost, mode, nowMs, ban, chargedAtMs ?? nowMs);
     let { keepMs } = settled;
     if (override !== undefined && keepMs !== undefined) {
       // Kept, too, until the policies' own limits would have refilled it once the override is over.

@@ -120,11 +120,12 @@ export class RedisStore implements Store {
 
   /** {@inheritDoc Store.update} */
   async update(request: BucketRequest): Promise<BucketResult> {
-    const { key, policies, cost, mode, timeoutMs, ban } = request;
+    const { key, policies, cost, mode, timeoutMs, ban, chargedAtMs } = request;
     const storeKey = this.#keyOf(key, policies, ban);
     const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
     const overrides = request.overrides === true;
-    const check = { key: storeKey, policies, ban, overrides, nowArg, cost, mode, timeoutMs };
+    const sinceArg = chargedAtMs === undefined ? '' : String(chargedAtMs);
+    const check = { key: storeKey, policies, ban, overrides, nowArg, cost, mode, sinceArg, timeoutMs };
     const starting = this.#admit(timeoutMs);
     if (starting !== undefined) await starting;
     let scriptAnswer: ScriptAnswer;

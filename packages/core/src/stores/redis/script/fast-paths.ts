@@ -17,7 +17,7 @@ import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
 export function settleOne(): string {
   return oneCheck({
     name: 'settleOne',
-    params: 'h, set, now, cost, mode',
+    params: 'h, set, now, cost, mode, since',
     load: 'local stored = h.stored',
     field: (k) => `h[${k}]`,
     keep: (fields) => {
@@ -57,7 +57,7 @@ local function parsed(raw)
 end
 ${oneCheck({
   name: 'settleAlone',
-  params: 'key, set, now, cost, mode',
+  params: 'key, set, now, cost, mode, since',
   load: `local raw = redis.pcall('GET', key)
   if type(raw) == 'table' then return refused(raw.err) end
   local stored, ${parts} = raw and true or false, ${fieldList(most, () => 'false')}
@@ -98,8 +98,11 @@ function oneCheck({ name, params, load, field, keep }: OneCheck): string {
     if mode == 'peek' or (mode == 'consume' and not fitting) then
       applied = fitting and 1 or 0
     else
-      local sign = mode == 'refund' and 1 or -1
-      ${inline(lua.apply)}
+      if mode == 'refund' then
+        ${inline(lua.refund)}
+      else
+        ${inline(lua.apply)}
+      end
       local quiet = max(0, ${inline(lua.idle)})
       ${keep(fields)}
     end

@@ -173,7 +173,7 @@ ${settleAlone()}
 local held
 local function heldPath()
 held = {}
-${operation('current', 'st, o, stored, now')}${operation('fits', 'st, o, cost, now')}${operation('apply', 'st, o, cost, sign')}${operation('idle', 'st, o, now')}${BAN_LUA}
+${operation('current', 'st, o, stored, now')}${operation('fits', 'st, o, cost, now')}${operation('apply', 'st, o, cost')}${operation('refund', 'st, o, cost, since, now')}${operation('idle', 'st, o, now')}${BAN_LUA}
 -- BAN: the ban's steps, when some set has a ban.
 local BAN = banned and banSteps()
 ${BACKOFF_LUA}
@@ -263,10 +263,10 @@ end
 -- A check works on a copy of its key's state, so one that writes nothing leaves it as it was; one copy
 -- serves every check of the batch.
 local st = {}
-local function settle(key, set, now, cost, mode)
+local function settle(key, set, now, cost, mode, since)
   local h = hold(key)
   if h.err then return refused(h.err) end
-  if set.one then return settleOne(h, set, now, cost, mode) end
+  if set.one then return settleOne(h, set, now, cost, mode, since) end
   -- own: the set as the limiter sent it; set: as the key's override in force (ov) makes it.
   local own, ov = set, false
   if set.overridable then
@@ -304,9 +304,13 @@ local function settle(key, set, now, cost, mode)
     applied = 0
     refusedBy(set, st, o, b, cost, now)
   else
-    local sign, q = mode == 'refund' and 1 or -1, 1
+    local q = 1
     for i = 1, #set, 5 do
-      apply(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, cost, sign)
+      if mode == 'refund' then
+        refund(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, cost, since, now)
+      else
+        apply(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, cost)
+      end
       q = q + set[i + 1]
     end
     if ban and mode == 'consume' then BAN.admitted(st, o) end
@@ -343,15 +347,16 @@ end
 return settle
 end
 
--- shapes[k] = { set, now, whether its deadline has passed, cost, mode }; its now is answered first.
+-- shapes[k] = { set, now, whether its deadline has passed, cost, mode, since (when a refund's tokens
+-- were charged; now for none) }; its now is answered first.
 local shapes, K = {}, tonumber(argv[a])
 for k = 1, K do
-  local now, deadline = argv[a + 2], argv[a + 3]
+  local now, deadline, since = argv[a + 2], argv[a + 3], argv[a + 6]
   if now == '' then now = clock() else now = tonumber(now) end
   shapes[k] = { sets[tonumber(argv[a + 1])], now, deadline ~= '' and now > tonumber(deadline),
-    tonumber(argv[a + 4]), argv[a + 5] }
+    tonumber(argv[a + 4]), argv[a + 5], since == '' and now or tonumber(since) }
   answers[k] = now
-  a = a + 5
+  a = a + 6
 end
 a, n = a + 1, K
 
@@ -375,17 +380,17 @@ for c = 1, #KEYS do
     n = n + 1
     answers[n] = -1
   elseif set.one and (not once or once[key]) then
-    settleAlone(key, set, shape[2], shape[4], shape[5])
+    settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])
   elseif set.lone and (not once or once[key]) and not inForce(overrideOf(key, set), shape[2]) then
     -- No override in force: the fast path decides, and the answer says so (0) unless Redis refused.
-    settleAlone(key, set, shape[2], shape[4], shape[5])
+    settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])
     if answers[starts[c]] ~= -2 then
       n = n + 1
       answers[n] = 0
     end
   else
     settle = settle or heldPath()
-    settle(key, set, shape[2], shape[4], shape[5])
+    settle(key, set, shape[2], shape[4], shape[5], shape[6])
   end
   a = a + 1
 end

@@ -136,7 +136,7 @@ local function parsed(raw)
   return p1, p2, p3
 end
 
-local function settleAlone(key, set, now, cost, mode)
+local function settleAlone(key, set, now, cost, mode, since)
   local raw = redis.pcall('GET', key)
   if type(raw) == 'table' then return refused(raw.err) end
   local stored, p1, p2, p3 = raw and true or false, false, false, false
@@ -159,8 +159,14 @@ local function settleAlone(key, set, now, cost, mode)
     if mode == 'peek' or (mode == 'consume' and not fitting) then
       applied = fitting and 1 or 0
     else
-      local sign = mode == 'refund' and 1 or -1
-      f1 = min(capacity, f1 + sign * cost * window)
+      if mode == 'refund' then
+        -- What refilled since the charge would have come back anyway: only the rest is still held by it.
+    local held = cost * window - max(0, now - since) * limit
+    if held > 0 then f1 = min(capacity, f1 + held) end
+      else
+        -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+    f1 = max(capacity - 9007199254740991, f1 - cost * window)
+      end
       local quiet = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
       local written
       if quiet > 0 then
@@ -182,8 +188,12 @@ local function settleAlone(key, set, now, cost, mode)
     if mode == 'peek' or (mode == 'consume' and not fitting) then
       applied = fitting and 1 or 0
     else
-      local sign = mode == 'refund' and 1 or -1
-      f2 = max(0, f2 - sign * cost)
+      if mode == 'refund' then
+        -- A window that began after the charge never counted it.
+    if f1 <= since then f2 = max(0, f2 - cost) end
+      else
+        f2 = f2 + cost
+      end
       local quiet = max(0, f2 > 0 and f1 + window - now or 0)
       local written
       if quiet > 0 then
@@ -213,8 +223,18 @@ local function settleAlone(key, set, now, cost, mode)
     if mode == 'peek' or (mode == 'consume' and not fitting) then
       applied = fitting and 1 or 0
     else
-      local sign = mode == 'refund' and 1 or -1
-      f3 = max(0, f3 - sign * cost)
+      if mode == 'refund' then
+        -- The charge is taken back from the window that counted it: the current one, or the previous one
+    -- (whose weight in the estimate is what is left of it); one older than that counts no more.
+    local charged = floor(since / window) * window
+    if charged >= f1 then
+      f3 = max(0, f3 - cost)
+    elseif charged == f1 - window then
+      f2 = max(0, f2 - cost)
+    end
+      else
+        f3 = f3 + cost
+      end
       local quiet = max(0, f3 > 0 and f1 + 2 * window - now
       or f2 > 0 and f1 + window - now
       or 0)
@@ -286,13 +306,34 @@ local function fits(code, limit, window, capacity, st, o, cost, now)
   end
 end
 
-local function apply(code, limit, window, capacity, st, o, cost, sign)
+local function apply(code, limit, window, capacity, st, o, cost)
   if code == 1 then
-    st[o] = min(capacity, st[o] + sign * cost * window)
+    -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+    st[o] = max(capacity - 9007199254740991, st[o] - cost * window)
   elseif code == 2 then
-    st[o + 1] = max(0, st[o + 1] - sign * cost)
+    st[o + 1] = st[o + 1] + cost
   elseif code == 3 then
-    st[o + 2] = max(0, st[o + 2] - sign * cost)
+    st[o + 2] = st[o + 2] + cost
+  end
+end
+
+local function refund(code, limit, window, capacity, st, o, cost, since, now)
+  if code == 1 then
+    -- What refilled since the charge would have come back anyway: only the rest is still held by it.
+    local held = cost * window - max(0, now - since) * limit
+    if held > 0 then st[o] = min(capacity, st[o] + held) end
+  elseif code == 2 then
+    -- A window that began after the charge never counted it.
+    if st[o] <= since then st[o + 1] = max(0, st[o + 1] - cost) end
+  elseif code == 3 then
+    -- The charge is taken back from the window that counted it: the current one, or the previous one
+    -- (whose weight in the estimate is what is left of it); one older than that counts no more.
+    local charged = floor(since / window) * window
+    if charged >= st[o] then
+      st[o + 2] = max(0, st[o + 2] - cost)
+    elseif charged == st[o] - window then
+      st[o + 1] = max(0, st[o + 1] - cost)
+    end
   end
 end
 
@@ -442,7 +483,7 @@ local function refusedBy(set, st, o, b, cost, now)
   end
 end
 
-local function settleOne(h, set, now, cost, mode)
+local function settleOne(h, set, now, cost, mode, since)
   local stored = h.stored
   local code, limit, window, capacity = set[1], set[3], set[4], set[5]
   local applied = 1
@@ -462,8 +503,14 @@ local function settleOne(h, set, now, cost, mode)
     if mode == 'peek' or (mode == 'consume' and not fitting) then
       applied = fitting and 1 or 0
     else
-      local sign = mode == 'refund' and 1 or -1
-      f1 = min(capacity, f1 + sign * cost * window)
+      if mode == 'refund' then
+        -- What refilled since the charge would have come back anyway: only the rest is still held by it.
+    local held = cost * window - max(0, now - since) * limit
+    if held > 0 then f1 = min(capacity, f1 + held) end
+      else
+        -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+    f1 = max(capacity - 9007199254740991, f1 - cost * window)
+      end
       local quiet = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
       h.dirty, h.stored = true, quiet > 0
       if quiet > 0 then h[1], h[2], h.n, h.px = f1, f2, 2, quiet end
@@ -480,8 +527,12 @@ local function settleOne(h, set, now, cost, mode)
     if mode == 'peek' or (mode == 'consume' and not fitting) then
       applied = fitting and 1 or 0
     else
-      local sign = mode == 'refund' and 1 or -1
-      f2 = max(0, f2 - sign * cost)
+      if mode == 'refund' then
+        -- A window that began after the charge never counted it.
+    if f1 <= since then f2 = max(0, f2 - cost) end
+      else
+        f2 = f2 + cost
+      end
       local quiet = max(0, f2 > 0 and f1 + window - now or 0)
       h.dirty, h.stored = true, quiet > 0
       if quiet > 0 then h[1], h[2], h.n, h.px = f1, f2, 2, quiet end
@@ -506,8 +557,18 @@ local function settleOne(h, set, now, cost, mode)
     if mode == 'peek' or (mode == 'consume' and not fitting) then
       applied = fitting and 1 or 0
     else
-      local sign = mode == 'refund' and 1 or -1
-      f3 = max(0, f3 - sign * cost)
+      if mode == 'refund' then
+        -- The charge is taken back from the window that counted it: the current one, or the previous one
+    -- (whose weight in the estimate is what is left of it); one older than that counts no more.
+    local charged = floor(since / window) * window
+    if charged >= f1 then
+      f3 = max(0, f3 - cost)
+    elseif charged == f1 - window then
+      f2 = max(0, f2 - cost)
+    end
+      else
+        f3 = f3 + cost
+      end
       local quiet = max(0, f3 > 0 and f1 + 2 * window - now
       or f2 > 0 and f1 + window - now
       or 0)
@@ -547,10 +608,10 @@ end
 -- A check works on a copy of its key's state, so one that writes nothing leaves it as it was; one copy
 -- serves every check of the batch.
 local st = {}
-local function settle(key, set, now, cost, mode)
+local function settle(key, set, now, cost, mode, since)
   local h = hold(key)
   if h.err then return refused(h.err) end
-  if set.one then return settleOne(h, set, now, cost, mode) end
+  if set.one then return settleOne(h, set, now, cost, mode, since) end
   -- own: the set as the limiter sent it; set: as the key's override in force (ov) makes it.
   local own, ov = set, false
   if set.overridable then
@@ -588,9 +649,13 @@ local function settle(key, set, now, cost, mode)
     applied = 0
     refusedBy(set, st, o, b, cost, now)
   else
-    local sign, q = mode == 'refund' and 1 or -1, 1
+    local q = 1
     for i = 1, #set, 5 do
-      apply(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, cost, sign)
+      if mode == 'refund' then
+        refund(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, cost, since, now)
+      else
+        apply(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, cost)
+      end
       q = q + set[i + 1]
     end
     if ban and mode == 'consume' then BAN.admitted(st, o) end
@@ -627,15 +692,16 @@ end
 return settle
 end
 
--- shapes[k] = { set, now, whether its deadline has passed, cost, mode }; its now is answered first.
+-- shapes[k] = { set, now, whether its deadline has passed, cost, mode, since (when a refund's tokens
+-- were charged; now for none) }; its now is answered first.
 local shapes, K = {}, tonumber(argv[a])
 for k = 1, K do
-  local now, deadline = argv[a + 2], argv[a + 3]
+  local now, deadline, since = argv[a + 2], argv[a + 3], argv[a + 6]
   if now == '' then now = clock() else now = tonumber(now) end
   shapes[k] = { sets[tonumber(argv[a + 1])], now, deadline ~= '' and now > tonumber(deadline),
-    tonumber(argv[a + 4]), argv[a + 5] }
+    tonumber(argv[a + 4]), argv[a + 5], since == '' and now or tonumber(since) }
   answers[k] = now
-  a = a + 5
+  a = a + 6
 end
 a, n = a + 1, K
 
@@ -659,17 +725,17 @@ for c = 1, #KEYS do
     n = n + 1
     answers[n] = -1
   elseif set.one and (not once or once[key]) then
-    settleAlone(key, set, shape[2], shape[4], shape[5])
+    settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])
   elseif set.lone and (not once or once[key]) and not inForce(overrideOf(key, set), shape[2]) then
     -- No override in force: the fast path decides, and the answer says so (0) unless Redis refused.
-    settleAlone(key, set, shape[2], shape[4], shape[5])
+    settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])
     if answers[starts[c]] ~= -2 then
       n = n + 1
       answers[n] = 0
     end
   else
     settle = settle or heldPath()
-    settle(key, set, shape[2], shape[4], shape[5])
+    settle(key, set, shape[2], shape[4], shape[5], shape[6])
   end
   a = a + 1
 end

@@ -15,11 +15,13 @@
  *            then the rules: 1 for exponentialBackoff + 2 for continueExceeding + 4 for overrides (0: none)
  *   K                          how many shapes follow: checks of a batch are mostly alike, so what they
  *                              share is sent, and read, once
- *   per shape: set (1-based), now, deadline, cost, mode
+ *   per shape: set (1-based), now, deadline, cost, mode, since
  *     now       ms, or '' to read the Redis server's own clock (one timeline for all app servers)
  *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
  *               decided without the store) changes nothing and answers -1
  *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
+ *     since     for a refund, when the tokens it gives back were charged (ms by the script's clock), so
+ *               that it gives back no more than that charge still holds; '' for now (the whole cost)
  *   per check c, in KEYS order: its shape (1-based); none when K is 1 (every check is of that shape)
  *
  * Returns one flat array (a table per check would cost Redis about a tenth of the check): each shape's
@@ -81,6 +83,8 @@ export interface ScriptCheck {
   readonly nowArg: string;
   readonly cost: number;
   readonly mode: BucketMode;
+  /** For a refund, when the tokens it gives back were charged (ms by the script's clock), or `''`. */
+  readonly sinceArg: string;
   readonly timeoutMs: number | undefined;
 }
 
@@ -165,7 +169,14 @@ export class ScriptCall {
       sets.set(setId, set);
       this.#setArgs.push(...this.#setArgsOf(check));
     }
-    const fields = [String(set), check.nowArg, this.#deadlineOf(check), String(check.cost), check.mode];
+    const fields = [
+      String(set),
+      check.nowArg,
+      this.#deadlineOf(check),
+      String(check.cost),
+      check.mode,
+      check.sinceArg,
+    ];
     const id = fields.join(' ');
     let shape = this.#shapes.get(id);
     if (shape === undefined) {
@@ -186,7 +197,8 @@ function sameShape(a: ScriptCheck, b: ScriptCheck): boolean {
     a.nowArg === b.nowArg &&
     a.timeoutMs === b.timeoutMs &&
     a.cost === b.cost &&
-    a.mode === b.mode
+    a.mode === b.mode &&
+    a.sinceArg === b.sinceArg
   );
 }
 

@@ -2,6 +2,7 @@ import { afterAll, describe, it } from 'vitest';
 import { CLIENT_NAMES } from '../harness/clients.js';
 import { banScenarios } from './ban-scenarios.js';
 import { leaseScenarios } from './lease-scenarios.js';
+import { overrideScenarios } from './override-scenarios.js';
 import { penaltyScenarios } from './penalty-scenarios.js';
 import { refundScenarios } from './refund-scenarios.js';
 import { limiterFor, scenarios } from './scenarios.js';
@@ -21,13 +22,17 @@ afterAll(async () => {
 });
 
 describe.each(kinds)('$name conformance', (kind) => {
-  it.each([...scenarios, ...windowScenarios, ...banScenarios, ...penaltyScenarios, ...refundScenarios])(
-    '$name',
-    async (scenario) => {
-      const fixture = kind.fixture();
-      await scenario.run(limiterFor(scenario, fixture), fixture);
-    },
-  );
+  it.each([
+    ...scenarios,
+    ...windowScenarios,
+    ...banScenarios,
+    ...penaltyScenarios,
+    ...refundScenarios,
+    ...overrideScenarios,
+  ])('$name', async (scenario) => {
+    const fixture = kind.fixture();
+    await scenario.run(limiterFor(scenario, fixture), fixture);
+  });
 });
 
 describe.each(kinds)('$name leases', (kind) => {

@@ -13,6 +13,8 @@ export interface Scenario {
   readonly ban?: BanOptions;
   /** The limiter's penalties, if the scenario needs them. */
   readonly penalties?: { readonly exponentialBackoff?: boolean; readonly continueExceeding?: boolean };
+  /** Whether the limiter reads overrides. */
+  readonly overrides?: boolean;
   run(limiter: Limiter, fixture: StoreFixture): Promise<void>;
 }
 
@@ -262,5 +264,6 @@ export function limiterFor(scenario: Scenario, fixture: StoreFixture): Limiter {
     onStoreError: 'throw',
     ...ban,
     ...scenario.penalties,
+    ...(scenario.overrides ? { overrides: true } : {}),
   });
 }

@@ -50,6 +50,19 @@ export interface Algorithm {
     nowMs: number,
   ): void;
   /**
+   * A key's limits changed (an override began or ended): the state, if it was written before `beforeMs`
+   * under `from`'s limits (brought forward by them until `endsMs`, when they stopped), in place in `to`'s
+   * terms, keeping what the client has used, not what it had left: 3 used of 3, then 97 left of 100.
+   */
+  rebase(
+    from: ResolvedPolicy,
+    to: ResolvedPolicy,
+    st: StateFields,
+    o: number,
+    endsMs: number,
+    beforeMs: number,
+  ): void;
+  /**
    * Ms from `nowMs` (the time the state was brought to) until `cost` fits: 0 when it fits now,
    * `undefined` when it never will (more than the policy holds). A decision's `retryAfterMs` is this.
    */
@@ -70,13 +83,15 @@ export interface Algorithm {
 
 /**
  * An algorithm's part of the Redis script: its operations in Lua, the TypeScript ones step for step, on
- * the state array `st` at offset `o`, changed in place. `current`, `apply`, `refund` and `restart` are statements;
+ * the state array `st` at offset `o`, changed in place. `current`, `apply`, `refund`, `rebase` and `restart` are statements;
  * `fits` (whether the cost fits) and `idle` (the ms until the state can be forgotten) are expressions;
  * `wait` is statements that return `waitMs` (-1 for never). No other returns, and each reads its state only as `st[o]`, `st[o + 1]`, `st[o + 2]`: the script inlines them,
  * and for a check of one policy keeps the fields in locals (see `stores/redis/script/generate.ts`).
  * Every body sees its policy's `limit`, `window` (ms) and `capacity` (units), and `min`, `max`, `floor` and `ceil`; then
  * `current` sees `stored` and `now`, `fits`, `wait` and `restart` see `cost` and `now`, `apply` sees
- * `cost`, `refund` sees `cost`, `since` and `now`, and `idle` sees `now`. `wait` and `restart` run only for `exponentialBackoff` and
+ * `cost`, `refund` sees `cost`, `since` and `now`, and `idle` sees `now`. `rebase` sees the limits it
+ * converts to as the others do, and those it converts from as `wasLimit` and `was` (the capacity), with
+ * `ends` and `before`. `wait` and `restart` run only for `exponentialBackoff` and
  * `continueExceeding`, on the held path.
  */
 export interface AlgorithmLua {
@@ -84,6 +99,7 @@ export interface AlgorithmLua {
   readonly fits: string;
   readonly apply: string;
   readonly refund: string;
+  readonly rebase: string;
   readonly idle: string;
   readonly wait: string;
   readonly restart: string;

@@ -172,6 +172,26 @@ function refusedBy(
   }
 }
 
+/**
+ * A key's limits changed from `from` to `to` (the same policies, other limits): every policy's state in
+ * `st` that was written before `beforeMs`, brought forward under `from` until `endsMs`, is put in `to`'s
+ * terms in place, keeping what the client has used (each algorithm's `rebase`).
+ */
+export function rebasePolicies(
+  from: readonly ResolvedPolicy[],
+  to: readonly ResolvedPolicy[],
+  st: StateFields,
+  endsMs: number,
+  beforeMs: number,
+): void {
+  for (let i = 0, o = 0; i < to.length; i++) {
+    const policy = to[i] as ResolvedPolicy;
+    const algorithm = ALGORITHMS[policy.algorithm];
+    algorithm.rebase(from[i] as ResolvedPolicy, policy, st, o, endsMs, beforeMs);
+    o += algorithm.fields;
+  }
+}
+
 /** Each policy's state, copied out of `st` as a store answers them. */
 export function policyStates(policies: readonly ResolvedPolicy[], st: StateFields): number[][] {
   const states = new Array<number[]>(policies.length);

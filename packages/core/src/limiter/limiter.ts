@@ -215,8 +215,9 @@ export interface Limiter {
   reset(key: string): Promise<void>;
   /**
    * Gives `key` other limits, in every process, from its next check: a number for a limiter of one policy,
-   * or limits by policy name. Its buckets go on from where they are: a window keeps its count, a token
-   * bucket the tokens it holds (cut to a smaller burst), refilling at the new rate up to the new burst.
+   * or limits by policy name. Its buckets keep what the client has used, when the override begins and
+   * when it ends: a window its count, a token bucket the tokens used (3 used of 3, then 97 left of 100),
+   * refilling at the rate in force.
    * Checked first: a bad override throws a `TypeError` and nothing is stored. Needs `overrides: true`.
    * Rejects when the store fails.
    *

@@ -151,8 +151,8 @@ export interface Store {
   /**
    * Writes, removes or reads a key's override, atomically with the key's checks. Optional: a store
    * without it serves limiters without `overrides`. Both `MemoryStore` and `RedisStore` have it. A
-   * change keeps the key's buckets as they stand (a window its count, a token bucket its tokens) and
-   * makes sure no bucket is forgotten sooner than the new limits would refill it.
+   * change, and the end of an override by its ttl, keep what the client has used (each algorithm's
+   * `rebase`), and no bucket is forgotten sooner than the new limits would refill it.
    */
   override?(request: OverrideRequest): Promise<OverrideResult | undefined>;
   /**

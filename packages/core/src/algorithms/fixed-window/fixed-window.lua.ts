@@ -16,6 +16,7 @@ export const FIXED_WINDOW_LUA: AlgorithmLua = {
   refund: `
     -- A window that began after the charge never counted it.
     if st[o] <= since then st[o + 1] = max(0, st[o + 1] - cost) end`,
+  rebase: '',
   wait: `
     if cost > limit then return -1 end
     return st[o + 1] + cost <= limit and 0 or max(0, st[o] + window - now)`,

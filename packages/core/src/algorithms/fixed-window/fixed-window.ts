@@ -40,6 +40,10 @@ export const fixedWindow: Algorithm = {
     if ((st[o] as number) <= sinceMs) st[o + 1] = Math.max(0, (st[o + 1] as number) - cost);
   },
 
+  rebase() {
+    // Its counts are what the client used, whatever the limit: they stand as they are.
+  },
+
   waitMs(policy, st, o, cost, nowMs) {
     const { limit, windowMs } = policy;
     if (cost > limit) return undefined;

@@ -31,6 +31,7 @@ export const SLIDING_WINDOW_LUA: AlgorithmLua = {
     elseif charged == st[o] - window then
       st[o + 1] = max(0, st[o + 1] - cost)
     end`,
+  rebase: '',
   wait: `
     -- waitUntil() in sliding-window.ts: ms until the estimate times the window is at most allowed.
     local allowed = (limit - cost) * window

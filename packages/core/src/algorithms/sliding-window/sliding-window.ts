@@ -90,6 +90,10 @@ export const slidingWindow: Algorithm = {
     else if (chargedIn === start - policy.windowMs) st[o + 1] = Math.max(0, (st[o + 1] as number) - cost);
   },
 
+  rebase() {
+    // Its counts are what the client used, whatever the limit: they stand as they are.
+  },
+
   waitMs(policy, st, o, cost, nowMs) {
     const { limit, windowMs } = policy;
     return waitUntil(windowMs, st, o, (limit - cost) * windowMs, nowMs);

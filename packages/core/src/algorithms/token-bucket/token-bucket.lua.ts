@@ -23,6 +23,13 @@ export const TOKEN_BUCKET_LUA: AlgorithmLua = {
     -- What refilled since the charge would have come back anyway: only the rest is still held by it.
     local held = cost * window - max(0, now - since) * limit
     if held > 0 then st[o] = min(capacity, st[o] + held) end`,
+  rebase: `
+    if st[o + 1] < before then
+      local level = min(was, st[o] + max(0, ends - st[o + 1]) * wasLimit)
+      -- What was used stays used: a level owed stays owed, one held is what the new burst leaves of it.
+      if level >= 0 then level = min(capacity, max(0, level + capacity - was)) end
+      st[o], st[o + 1] = level, max(st[o + 1], ends)
+    end`,
   wait: `
     if cost * window > capacity then return -1 end
     return max(0, ceil((cost * window - st[o]) / limit))`,

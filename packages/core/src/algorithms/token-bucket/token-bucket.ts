@@ -45,6 +45,17 @@ export const tokenBucket: Algorithm = {
     if (heldUnits > 0) st[o] = Math.min(policy.capacityUnits, (st[o] as number) + heldUnits);
   },
 
+  rebase(from, to, st, o, endsMs, beforeMs) {
+    const atMs = st[o + 1] as number;
+    if (atMs >= beforeMs) return;
+    let level = Math.min(from.capacityUnits, (st[o] as number) + Math.max(0, endsMs - atMs) * from.limit);
+    // What was used stays used: a level owed stays owed, one held is what the new burst leaves of it.
+    if (level >= 0)
+      level = Math.min(to.capacityUnits, Math.max(0, level + to.capacityUnits - from.capacityUnits));
+    st[o] = level;
+    st[o + 1] = Math.max(atMs, endsMs);
+  },
+
   waitMs(policy, st, o, cost) {
     const costUnits = cost * policy.windowMs;
     if (costUnits > policy.capacityUnits) return undefined;

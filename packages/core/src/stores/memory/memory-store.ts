@@ -3,7 +3,13 @@
 import { decideFields } from '../../algorithms/decide.js';
 import { refillBoundMs } from '../../algorithms/policies.js';
 import { ALGORITHMS } from '../../algorithms/registry.js';
-import { policyStates, type Settled, settlePolicies, stateFieldCount } from '../../algorithms/settle.js';
+import {
+  policyStates,
+  rebasePolicies,
+  type Settled,
+  settlePolicies,
+  stateFieldCount,
+} from '../../algorithms/settle.js';
 import type { BanRule } from '../../model/ban.js';
 import type { Decision } from '../../model/decision.js';
 import type { ResolvedPolicy } from '../../model/policy.js';
@@ -58,11 +64,16 @@ interface Table {
   readonly overrides: Map<string, StoredOverride>;
 }
 
-/** An override as the memory store holds it: the policies it decides by, and when it ends (ms). */
+/**
+ * An override as the memory store holds it: the policies it decides by, and when it ends (ms). Kept after
+ * its end, until `forgetAtMs`, so that a state written under it is read in its terms and converted.
+ */
 interface StoredOverride {
   readonly policies: readonly ResolvedPolicy[];
   /** `Infinity`: when it is removed. */
   readonly expiresAtMs: number;
+  /** When no state written under it can be left: its end, and a full refill by the policies' own limits. */
+  readonly forgetAtMs: number;
 }
 
 /** The name of {@link MemoryStore}'s synchronous update and decision, kept out of its public surface. */
@@ -169,13 +180,18 @@ export class MemoryStore implements Store {
     nowMs: number,
   ): Settled {
     const table = this.#table(own, ban);
-    const override = overrides === true ? this.#overrideOf(table, key, nowMs) : undefined;
+    const record = overrides === true ? this.#recordOf(table, key, nowMs) : undefined;
+    const override = record !== undefined && record.expiresAtMs > nowMs ? record : undefined;
     const policies = override?.policies ?? own;
     this.#overridden = override?.policies;
     const work = this.#work;
     let slot = table.slots.get(key);
     const stored = slot !== undefined && this.#heap.idleAtMs(slot) > nowMs;
     if (stored) copy(this.#values, (slot as number) * this.#stride, work, 0, table.fields);
+    // An override that has ended: what was written under it is read in its terms, then in the policies'.
+    if (stored && record !== undefined && override === undefined) {
+      rebasePolicies(record.policies, own, work, record.expiresAtMs, record.expiresAtMs);
+    }
     const settled = settlePolicies(policies, work, stored, cost, mode, nowMs, ban, chargedAtMs ?? nowMs);
     let { keepMs } = settled;
     if (override !== undefined && keepMs !== undefined) {
@@ -199,11 +215,11 @@ export class MemoryStore implements Store {
     return settled;
   }
 
-  /** The key's override in force at `nowMs`; one that has ended is forgotten. */
-  #overrideOf(table: Table, key: string, nowMs: number): StoredOverride | undefined {
+  /** The key's override, in force or ended but not yet forgotten at `nowMs`. */
+  #recordOf(table: Table, key: string, nowMs: number): StoredOverride | undefined {
     if (table.overrides.size === 0) return undefined;
     const override = table.overrides.get(key);
-    if (override === undefined || override.expiresAtMs > nowMs) return override;
+    if (override === undefined || override.forgetAtMs > nowMs) return override;
     table.overrides.delete(key);
     return undefined;
   }
@@ -213,39 +229,44 @@ export class MemoryStore implements Store {
     const { key, policies, ban, mode, override, ttlMs } = request;
     const nowMs = this.#checkedNow();
     const table = this.#table(policies, ban);
-    if (mode === 'get') {
-      const found = this.#overrideOf(table, key, nowMs);
-      return found && resultOf(found);
-    }
-    const before = this.#overrideOf(table, key, nowMs);
+    const record = this.#recordOf(table, key, nowMs);
+    const before = record !== undefined && record.expiresAtMs > nowMs ? record : undefined;
+    if (mode === 'get') return before && resultOf(before);
     let written: StoredOverride | undefined;
     if (mode === 'set') {
       if (override === undefined) throw new TypeError('an override to set needs its policies');
-      written = {
-        policies: override,
-        expiresAtMs: ttlMs === undefined ? Number.POSITIVE_INFINITY : nowMs + ttlMs,
-      };
-      this.#dropEndedOverrides(table, nowMs);
+      const expiresAtMs = ttlMs === undefined ? Number.POSITIVE_INFINITY : nowMs + ttlMs;
+      written = { policies: override, expiresAtMs, forgetAtMs: expiresAtMs + refillBoundMs(policies) };
+      this.#dropForgottenOverrides(table, nowMs);
       table.overrides.set(key, written);
     } else {
       table.overrides.delete(key);
     }
-    // The buckets stay as they are; none may be forgotten before the limits now in force refill it.
     const slot = table.slots.get(key);
     if (
-      slot !== undefined &&
-      this.#heap.idleAtMs(slot) > nowMs &&
-      (before !== undefined || written !== undefined)
+      slot === undefined ||
+      this.#heap.idleAtMs(slot) <= nowMs ||
+      (record === undefined && written === undefined)
     ) {
-      this.#heap.extend(slot, nowMs + refillBoundMs(written?.policies ?? policies));
+      return written && resultOf(written);
     }
+    // The buckets go on from what the client has used, in the terms of the limits now in force.
+    const work = this.#work;
+    copy(this.#values, slot * this.#stride, work, 0, table.fields);
+    if (record !== undefined && before === undefined) {
+      rebasePolicies(record.policies, policies, work, record.expiresAtMs, record.expiresAtMs);
+    }
+    rebasePolicies(before?.policies ?? policies, written?.policies ?? policies, work, nowMs, nowMs + 1);
+    copy(work, 0, this.#values, slot * this.#stride, table.fields);
+    // None may be forgotten before the limits now in force refill it.
+    this.#heap.extend(slot, nowMs + refillBoundMs(written?.policies ?? policies));
     return written && resultOf(written);
   }
 
-  /** Forgets overrides that have ended, so that a table holds no more of them than are in force. */
-  #dropEndedOverrides(table: Table, nowMs: number): void {
-    for (const [key, { expiresAtMs }] of table.overrides) {
-      if (expiresAtMs <= nowMs) table.overrides.delete(key);
+  /** Forgets overrides no state can be left from, so that a table holds no more of them than it needs. */
+  #dropForgottenOverrides(table: Table, nowMs: number): void {
+    for (const [key, { forgetAtMs }] of table.overrides) {
+      if (forgetAtMs <= nowMs) table.overrides.delete(key);
     }
   }
 

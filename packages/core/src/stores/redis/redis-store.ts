@@ -166,7 +166,7 @@ export class RedisStore implements Store {
     const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
     const limits = override === undefined ? '' : overrideLimitsArg(override);
     const keepMs = refillBoundMs(override ?? policies);
-    const args = overrideArgs(mode, nowArg, limits, ttlMs, keepMs);
+    const args = overrideArgs(mode, nowArg, limits, ttlMs, keepMs, policies);
     const send = () => this.#client.runScript(OVERRIDE_SCRIPT, [`${storeKey}:o`, storeKey], args);
     const [nowMs, stored] = overrideReplyOf(await this.#call(timeoutMs, send, true));
     this.#breaker.succeeded();

@@ -123,6 +123,8 @@ end
 -- A key's override, read once per batch from the key beside its buckets' (\`<key>:o\`, the same hash
 -- tag, so the same slot): 'expires:limit:burst:…' (expires 0: none; a limit and a burst per policy)
 -- makes { expires, set = the set with those limits, raw }. false: none, or one that does not fit the set.
+-- One that has ended is kept a while (see the override script): what was written under it is read in
+-- its terms.
 local overridden
 local function overrideOf(key, set)
   overridden = overridden or {}
@@ -173,7 +175,7 @@ ${settleAlone()}
 local held
 local function heldPath()
 held = {}
-${operation('current', 'st, o, stored, now')}${operation('fits', 'st, o, cost, now')}${operation('apply', 'st, o, cost')}${operation('refund', 'st, o, cost, since, now')}${operation('idle', 'st, o, now')}${BAN_LUA}
+${operation('current', 'st, o, stored, now')}${operation('fits', 'st, o, cost, now')}${rebaseFunction()}${operation('apply', 'st, o, cost')}${operation('refund', 'st, o, cost, since, now')}${operation('idle', 'st, o, now')}${BAN_LUA}
 -- BAN: the ban's steps, when some set has a ban.
 local BAN = banned and banSteps()
 ${BACKOFF_LUA}
@@ -267,17 +269,26 @@ local function settle(key, set, now, cost, mode, since)
   local h = hold(key)
   if h.err then return refused(h.err) end
   if set.one then return settleOne(h, set, now, cost, mode, since) end
-  -- own: the set as the limiter sent it; set: as the key's override in force (ov) makes it.
-  local own, ov = set, false
+  -- own: the set as the limiter sent it; set: as the key's override in force (ov) makes it; ended: the
+  -- key's override that has ended, kept so that what was written under it is read in its terms.
+  local own, ov, ended = set, false, false
   if set.overridable then
     ov = overrideOf(key, set)
-    if inForce(ov, now) then set = ov.set else ov = false end
+    if inForce(ov, now) then set = ov.set else ended, ov = ov, false end
   end
   local override = own.overridable and (ov and ov.raw or 0)
   -- st: every policy's state fields, then the ban's, then the backoff's, brought to now; fitting: whether
   -- cost fits.
   local stored, fitting, o = h.stored, true, 1
   if stored then for k = 1, set.fields do st[k] = h[k] end end
+  if stored and ended then
+    local was = ended.set
+    for i = 1, #own, 5 do
+      rebase(own[i], was[i + 2], was[i + 4], own[i + 2], own[i + 4], st, o, ended.expires, ended.expires)
+      o = o + own[i + 1]
+    end
+    o = 1
+  end
   for i = 1, #set, 5 do
     local code, limit, window, capacity = set[i], set[i + 2], set[i + 3], set[i + 4]
     current(code, limit, window, capacity, st, o, stored, now)
@@ -381,8 +392,9 @@ for c = 1, #KEYS do
     answers[n] = -1
   elseif set.one and (not once or once[key]) then
     settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])
-  elseif set.lone and (not once or once[key]) and not inForce(overrideOf(key, set), shape[2]) then
-    -- No override in force: the fast path decides, and the answer says so (0) unless Redis refused.
+  elseif set.lone and (not once or once[key]) and not overrideOf(key, set) then
+    -- No override, in force or ended: the fast path decides, and the answer says so (0) unless Redis
+    -- refused.
     settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])
     if answers[starts[c]] ~= -2 then
       n = n + 1
@@ -441,6 +453,26 @@ export function settleScriptModule(): string {
  * what Redis runs shows in review.
  */
 export const SETTLE_LUA = \`${escaped}\`;
+`;
+}
+
+/**
+ * `rebase(code, wasLimit, was, limit, capacity, st, o, ends, before)`: each algorithm's `rebase` as one
+ * Lua function (for the algorithms that change anything), for the settle script and the override script.
+ */
+export function rebaseFunction(): string {
+  const branches = [...ALGORITHM_LUA]
+    .filter(([, lua]) => lua.rebase.trim() !== '')
+    .map(
+      ([{ code }, lua], i) =>
+        `${i === 0 ? 'if' : 'elseif'} code == ${code} then\n    ${lua.rebase.trim()}\n  `,
+    );
+  return `
+-- A key's limits changed, from wasLimit and was (capacity) to limit and capacity: the state written
+-- before \`before\`, brought forward by the old limits until \`ends\`, in the new terms (rebasePolicies()).
+local function rebase(code, wasLimit, was, limit, capacity, st, o, ends, before)
+  ${branches.join('')}end
+end
 `;
 }
 

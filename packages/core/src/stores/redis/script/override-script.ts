@@ -3,14 +3,21 @@
  *
  * KEYS[1]  the override (`<buckets' key>:o`);  KEYS[2]  the key's buckets
  * ARGV     mode ('set', 'remove' or 'get'), now (ms, or '' for the server's clock), the limits
- *          ('limit:burst:…', for 'set'), the ttl in ms ('' for none), and how long the buckets must be
- *          kept at least after a change (ms)
- * Returns  { now, the override as stored ('' for none) }: for 'get'; the others answer ''.
+ *          ('limit:burst:…', for 'set'), the ttl in ms ('' for none), how long the buckets must be kept
+ *          at least after a change (ms), how long an ended override is kept after its end (ms), then the
+ *          limiter's own policies: n, then per policy its code, field count, limit, window (ms) and
+ *          capacity (units)
+ * Returns  { now, the override in force as stored ('' for none) }: for 'get'; the others answer ''.
  *
- * A change leaves the buckets as they are, but for their expiry: a bucket kept only as long as the old
- * limits needed to refill it would be forgotten, and start full, before the new ones refill it.
+ * A change keeps what the client has used (each algorithm's `rebase`): a token bucket at 3 used of 3
+ * goes on at 97 left of 100 when the override ends. An override with a ttl is kept that long after its
+ * end, so that a state written under it, read after its end by the settle script, is read in its terms.
+ * Nor may a bucket be forgotten, and start full, before the new limits refill it.
  */
+import { rebaseFunction } from './generate.js';
+
 export const OVERRIDE_LUA = `
+local tonumber, min, max, find, sub, format = tonumber, math.min, math.max, string.find, string.sub, string.format
 local mode, now = ARGV[1], ARGV[2]
 if now == '' then
   local time = redis.call('TIME')
@@ -18,19 +25,76 @@ if now == '' then
 else
   now = tonumber(now)
 end
-if mode == 'get' then return { now, redis.call('GET', KEYS[1]) or '' } end
-local changed = mode == 'set' or redis.call('EXISTS', KEYS[1]) == 1
+
+-- The numbers of a string joined by ':'.
+local function numbers(raw)
+  local v, from = {}, 1
+  while true do
+    local sep = find(raw, ':', from, true)
+    v[#v + 1] = tonumber(sub(raw, from, sep and sep - 1))
+    if not sep then return v end
+    from = sep + 1
+  end
+end
+
+-- The override stored, if it fits the policies: { expires, limits = { limit, capacity (units), … } }.
+local n, own = tonumber(ARGV[7]), {}
+for i = 1, 5 * n do own[i] = tonumber(ARGV[7 + i]) end
+local raw = redis.call('GET', KEYS[1])
+local record = false
+if raw then
+  local v = numbers(raw)
+  if #v == 1 + 2 * n then
+    record = { expires = v[1], limits = {} }
+    for p = 1, n do record.limits[2 * p - 1], record.limits[2 * p] = v[2 * p], v[2 * p + 1] * own[5 * p - 1] end
+  end
+end
+local ended = record and record.expires ~= 0 and record.expires <= now
+if mode == 'get' then return { now, (record and not ended) and raw or '' } end
+
+-- The key's buckets, in the terms of the limits in force now: the policies' own, once an ended override
+-- is read in its terms; then in those of the override set, or of the policies again.
+local num = function(x)
+  if x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992 then return format('%d', x) end
+  return format('%.17g', x)
+end
+${rebaseFunction()}
+local function rebaseAll(st, from, to, ends, before)
+  local o = 1
+  for p = 1, n do
+    rebase(own[5 * p - 4], from[2 * p - 1], from[2 * p], to[2 * p - 1], to[2 * p], st, o, ends, before)
+    o = o + own[5 * p - 3]
+  end
+end
+local limits = {}
+for p = 1, n do limits[2 * p - 1], limits[2 * p] = own[5 * p - 2], own[5 * p] end
+local new = limits
+if mode == 'set' then
+  new = {}
+  local v = numbers(ARGV[3])
+  for p = 1, n do new[2 * p - 1], new[2 * p] = v[2 * p - 1], v[2 * p] * own[5 * p - 1] end
+end
+local state = (record or mode == 'set') and redis.call('GET', KEYS[2])
+if state then
+  local st = numbers(state)
+  if ended then rebaseAll(st, record.limits, limits, record.expires, record.expires) end
+  rebaseAll(st, (record and not ended) and record.limits or limits, new, now, now + 1)
+  for k = 1, #st do st[k] = num(st[k]) end
+  redis.call('SET', KEYS[2], table.concat(st, ':'), 'KEEPTTL')
+end
+
 if mode == 'set' then
   local ttl = ARGV[4]
   if ttl == '' then
     redis.call('SET', KEYS[1], '0:' .. ARGV[3])
   else
-    redis.call('SET', KEYS[1], string.format('%d', now + tonumber(ttl)) .. ':' .. ARGV[3], 'PX', ttl)
+    redis.call('SET', KEYS[1], format('%d', now + tonumber(ttl)) .. ':' .. ARGV[3], 'PX',
+      tonumber(ttl) + tonumber(ARGV[6]))
   end
 else
   redis.call('DEL', KEYS[1])
 end
-if changed then
+if mode == 'set' or record then
   local left, keep = redis.call('PTTL', KEYS[2]), tonumber(ARGV[5])
   if left >= 0 and left < keep then redis.call('PEXPIRE', KEYS[2], keep) end
 end

@@ -39,14 +39,15 @@
  * A key's override is stored beside its buckets, at `<KEYS[c]>:o` (the same hash tag, so the same Cluster
  * slot), as 'expires:limit:burst:…': when it ends (ms by the script's clock; 0: when it is removed),
  * then a limit and a burst (capacity in tokens) per policy, in policy order. The settle script reads it
- * for a set with overrides; the override script (`override-script.ts`) writes, removes and reads it.
+ * for a set with overrides; the override script (`override-script.ts`) writes, removes and reads it. One
+ * with a ttl is kept after its end (not in force), so that a state written under it is read in its terms.
  *
  * The lease script (`algorithms/concurrency/concurrency.lua.ts`, whose contract is at its top) takes or
  * ends a lease: `leaseArgs` and `leaseReplyOf` below.
  */
 import { createHash } from 'node:crypto';
 import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
-import { withLimits } from '../../../algorithms/policies.js';
+import { refillBoundMs, withLimits } from '../../../algorithms/policies.js';
 import { ALGORITHMS } from '../../../algorithms/registry.js';
 import type { BanRule } from '../../../model/ban.js';
 import type { ResolvedPolicy } from '../../../model/policy.js';
@@ -317,8 +318,9 @@ function decodeOverride(policies: readonly ResolvedPolicy[], stored: string): Ov
 }
 
 /**
- * The override script's ARGV: mode, now, the limits (`set`), the override's ttl in ms (`''`: none), and
- * how long the key's buckets must be kept at least after a change, in ms.
+ * The override script's ARGV: mode, now, the limits (`set`), the override's ttl in ms (`''`: none), how
+ * long the key's buckets must be kept at least after a change, how long an ended override is kept after
+ * its end (both in ms), then the limiter's own policies as the settle script reads a set.
  */
 export function overrideArgs(
   mode: 'set' | 'remove' | 'get',
@@ -326,8 +328,19 @@ export function overrideArgs(
   limits: string,
   ttlMs: number | undefined,
   keepMs: number,
+  policies: readonly ResolvedPolicy[],
 ): string[] {
-  return [mode, nowArg, limits, ttlMs === undefined ? '' : String(ttlMs), String(keepMs)];
+  const forgetMs = refillBoundMs(policies);
+  const ttl = ttlMs === undefined ? '' : String(ttlMs);
+  return [
+    mode,
+    nowArg,
+    limits,
+    ttl,
+    String(keepMs),
+    String(forgetMs),
+    ...policySetArgs(policies, undefined, false),
+  ];
 }
 
 /** The override script's reply: the time it ran at, and the stored override (`''`: none). */

@@ -1,0 +1,165 @@
+/**
+ * MemoryStore and RedisStore, side by side under one clock, through random sequences of what a client
+ * and an app can do: consume, peek, reserve and settle or cancel (often after a window has turned),
+ * refunds of past charges, penalties, overrides set, ended by their ttl or removed. Every answer of the
+ * two limiters, and what each key then holds, must be the same.
+ */
+import {
+  createLimiter,
+  type Decision,
+  type Limiter,
+  MemoryStore,
+  type Policy,
+  RedisStore,
+} from '@tollgate/core';
+import type { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectRedis, uniquePrefix } from '../harness/clients.js';
+import { seeded } from '../harness/seeded.js';
+
+const redis: Redis = await connectRedis();
+afterAll(() => redis.disconnect());
+
+const KEYS = ['a', 'b', 'c'];
+
+const POLICY_SETS: Record<string, Policy | Policy[]> = {
+  'token bucket': { limit: 10, window: '1s', burst: 15 },
+  'fixed window': { limit: 5, window: '2s', algorithm: 'fixed-window' },
+  'sliding window': { limit: 8, window: '1s', algorithm: 'sliding-window' },
+  'two policies': [
+    { limit: 10, window: '1s', name: 'second' },
+    { limit: 30, window: '10s', name: 'tens', algorithm: 'fixed-window' },
+    { limit: 40, window: '5s', name: 'sliding', algorithm: 'sliding-window' },
+  ],
+};
+
+/**
+ * One clock for both stores, never behind this process's own: Redis forgets a key by the real clock,
+ * so the test clock only ever runs ahead of it, and the memory store then forgets no later than Redis
+ * does (a key either store forgot is as good as fresh). Frozen within a step, so both decide at one ms.
+ */
+class SharedClock {
+  #aheadMs = 0;
+  #nowMs = Date.now();
+  readonly now = (): number => this.#nowMs;
+  step(advanceMs: number): void {
+    this.#aheadMs += advanceMs;
+    this.#nowMs = Math.max(this.#nowMs, Date.now() + this.#aheadMs);
+  }
+}
+
+/** What two decisions must agree on: all of it. */
+function comparable(decision: Decision): unknown {
+  return JSON.parse(JSON.stringify(decision));
+}
+
+interface Pair {
+  readonly memory: Limiter;
+  readonly redis: Limiter;
+}
+
+/** Runs `operation` on both limiters and checks they answer alike (a rejection included). */
+async function both<T>(
+  pair: Pair,
+  what: string,
+  operation: (limiter: Limiter) => Promise<T>,
+): Promise<[T, T]> {
+  const settled = await Promise.allSettled([operation(pair.memory), operation(pair.redis)]);
+  const [memory, redis] = settled;
+  expect(redis.status, what).toBe(memory.status);
+  if (memory.status === 'rejected' || redis.status === 'rejected') {
+    expect(String((redis as PromiseRejectedResult).reason), what).toBe(
+      String((memory as PromiseRejectedResult).reason),
+    );
+    return [undefined as T, undefined as T];
+  }
+  return [memory.value, redis.value];
+}
+
+async function run(seed: number, policies: Policy | Policy[], overrides: boolean): Promise<number> {
+  const random = seeded(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const clock = new SharedClock();
+  const options = { policies, overrides, denyCache: false, onStoreError: 'throw' } as const;
+  const pair: Pair = {
+    memory: createLimiter({ ...options, store: new MemoryStore({ clock: clock.now }) }),
+    redis: createLimiter({
+      ...options,
+      store: new RedisStore({ client: redis, prefix: uniquePrefix('differential'), clock: clock.now }),
+    }),
+  };
+  const open: {
+    key: string;
+    memory: { settle(n: number): Promise<void>; cancel(): Promise<void> };
+    redis: { settle(n: number): Promise<void>; cancel(): Promise<void> };
+  }[] = [];
+  const charges: { key: string; cost: number; atMs: number }[] = [];
+  const limits = Array.isArray(policies) ? policies : [policies];
+  let compared = 0;
+  for (let step = 0; step < 300; step++) {
+    const roll = random();
+    clock.step(roll < 0.3 ? 0 : roll < 0.7 ? Math.floor(random() * 120) : Math.floor(random() * 2_500));
+    const key = pick(KEYS);
+    const cost = 1 + Math.floor(random() * 4);
+    const what = `seed ${seed}, step ${step}`;
+    const op = random();
+    if (op < 0.35) {
+      const [m, r] = await both(pair, `${what}: consume`, (l) => l.consume(key, { cost }));
+      expect(comparable(r), `${what}: consume`).toEqual(comparable(m));
+      if (m.allowed) charges.push({ key, cost, atMs: m.decidedAtMs });
+    } else if (op < 0.5) {
+      const [m, r] = await both(pair, `${what}: reserve`, (l) => l.reserve(key, cost * 2));
+      expect(comparable(r.decision), `${what}: reserve`).toEqual(comparable(m.decision));
+      open.push({ key, memory: m, redis: r });
+    } else if (op < 0.65 && open.length > 0) {
+      const index = Math.floor(random() * open.length);
+      const [reservation] = open.splice(index, 1);
+      const actual = random() < 0.3 ? -1 : Math.floor(random() * 6);
+      const settle = (side: 'memory' | 'redis') =>
+        actual < 0 ? reservation?.[side].cancel() : reservation?.[side].settle(actual);
+      await Promise.all([settle('memory'), settle('redis')]);
+    } else if (op < 0.72 && charges.length > 0) {
+      const charge = pick(charges);
+      await both(pair, `${what}: refund`, (l) =>
+        l.refund(charge.key, charge.cost, { chargedAtMs: charge.atMs }),
+      );
+    } else if (op < 0.77) {
+      const [m, r] = await both(pair, `${what}: penalty`, (l) => l.penalty(key, cost));
+      expect(comparable(r), `${what}: penalty`).toEqual(comparable(m));
+    } else if (op < 0.85 && overrides) {
+      const override = Object.fromEntries(
+        limits.map((policy, i) => [
+          policy.name ?? `${policy.limit}-per-${policy.window}`,
+          i === 0 || random() < 0.5 ? 1 + Math.floor(random() * 20) : policy.limit,
+        ]),
+      );
+      const ttl = random() < 0.6 ? { ttl: 200 + Math.floor(random() * 3_000) } : undefined;
+      const given = limits.length === 1 ? (Object.values(override)[0] as number) : override;
+      await both(pair, `${what}: setOverride`, (l) => l.setOverride(key, given, ttl));
+    } else if (op < 0.9 && overrides) {
+      await both(pair, `${what}: removeOverride`, (l) => l.removeOverride(key));
+    } else {
+      const [m, r] = await both(pair, `${what}: peek`, (l) => l.peek(key, { cost }));
+      expect(comparable(r), `${what}: peek`).toEqual(comparable(m));
+    }
+    // What every key holds now, as a request of cost 1 would see it.
+    for (const each of KEYS) {
+      const [m, r] = await both(pair, `${what}: peek ${each}`, (l) => l.peek(each));
+      expect(comparable(r), `${what}: ${each} holds`).toEqual(comparable(m));
+      compared++;
+    }
+  }
+  return compared;
+}
+
+describe.each(Object.entries(POLICY_SETS))(
+  'MemoryStore and RedisStore decide alike: %s',
+  (_name, policies) => {
+    it.each([1, 2, 3])('without overrides (seed %i)', async (seed) => {
+      expect(await run(seed, policies, false)).toBe(900);
+    });
+    it.each([4, 5, 6])('with overrides set, ended and removed (seed %i)', async (seed) => {
+      expect(await run(seed, policies, true)).toBe(900);
+    });
+  },
+);

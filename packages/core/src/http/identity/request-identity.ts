@@ -22,7 +22,9 @@ const MISSING_KEY = 'the key function returned nothing; such requests are limite
  * The identity of a request, built once per limiter: at once when the key function answers at once (no
  * turn of the event loop), else a promise. Throws (or rejects) a `TypeError` when the key function
  * returns something other than a string or `undefined` (an app bug must not let requests through
- * unlimited), and a {@link ClientAddressError} when there is neither an identity nor a client IP.
+ * unlimited), and a {@link ClientAddressError} when there is neither an identity nor a client IP. A
+ * client address that is not an IP is reported once (`TOLLGATE_UNPARSED_IP`), whether `byIp()` (the
+ * default key, or the last of a `firstOf`) or the fallback of another key met it.
  *
  * @example
  * const identityOf = requestIdentity(byUser((req) => req.user?.id), expressAccess, warnings, '@tollgate/express');
@@ -34,8 +36,22 @@ export function requestIdentity<Req>(
   warnings: Warnings,
   adapter: string,
 ): (request: Req) => string | Promise<string> {
+  // Until it is said, each identity is looked at: one prefix check. Said, or switched off, it costs nothing.
+  let unparsedDue = warnings.due('TOLLGATE_UNPARSED_IP');
+
+  function reportUnparsed(identity: string): boolean {
+    if (!isUnparsedAddress(identity)) return false;
+    unparsedDue = false;
+    warnings.once('TOLLGATE_UNPARSED_IP', UNPARSED_ADDRESS);
+    return true;
+  }
+
   function checked(identity: unknown, request: Req): string {
-    if (typeof identity === 'string' && identity !== '') return identity;
+    if (typeof identity === 'string' && identity !== '') {
+      // byIp()'s own bucket for an address it could not read: as safe as the fallback's, and as worth saying.
+      if (unparsedDue) reportUnparsed(identity);
+      return identity;
+    }
     if (identity !== undefined && identity !== '') {
       throw new TypeError(
         `${adapter}: the key function must return a string or undefined; got ${typeof identity}`,
@@ -49,8 +65,7 @@ export function requestIdentity<Req>(
       warnings.once('TOLLGATE_MISSING_IP', NO_ADDRESS);
       throw new ClientAddressError(`${adapter}: ${NO_ADDRESS}`);
     }
-    if (isUnparsedAddress(ip)) warnings.once('TOLLGATE_UNPARSED_IP', UNPARSED_ADDRESS);
-    else warnings.once('TOLLGATE_MISSING_KEY', MISSING_KEY);
+    if (!reportUnparsed(ip)) warnings.once('TOLLGATE_MISSING_KEY', MISSING_KEY);
     return ip;
   }
 

@@ -46,9 +46,11 @@ export interface ByIpOptions {
 /**
  * Limits by client IP: the default. The IP is the framework's (`req.ip`, `request.ip`, `ctx.ip`), so it
  * follows `trust proxy` / `trustProxy` / `app.proxy`; `X-Forwarded-For` is never read here. A port or
- * brackets a proxy forwarded are dropped. An address that is not an IP (a proxy forwarding garbage) gets
- * a bucket of its own, `ip-unparsed:sha256:…` (see `addressIdentity`), never one shared with other such
- * clients; `undefined` only when the framework gave no address at all.
+ * brackets a proxy forwarded are dropped, and an IPv4 client written as IPv6 is that client:
+ * `::ffff:1.2.3.4` and `64:ff9b::1.2.3.4` (NAT64) are `ip:1.2.3.4`. An address that is not an IP (a proxy
+ * forwarding `unknown`) gets a bucket of its own, `ip-unparsed:sha256:…` (see `addressIdentity`), never
+ * one shared with other such clients, and the limiter warns of it once (`TOLLGATE_UNPARSED_IP`);
+ * `undefined` only when the framework gave no address at all.
  *
  * @example
  * rateLimit({ limit: 100, window: '1m', key: byIp({ ipv6Subnet: 64 }) });

@@ -51,6 +51,7 @@ export { endWithRejection, type WritableNodeResponse } from './http/answer/rejec
 export type { AllowList } from './http/identity/allow-list.js';
 export { ClientAddressError } from './http/identity/client-address-error.js';
 export { ipIdentity } from './http/identity/client-ip.js';
+export type { ClientIpSetting } from './http/identity/client-ip-setting.js';
 export {
   answersLeftmostForwarded,
   type NodeShapedRequest,

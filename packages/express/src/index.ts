@@ -44,6 +44,15 @@ declare global {
 
 const expressAccess = nodeRequestAccess<Request>((req) => req.app?.get('trust proxy') === true);
 
+/** Who the core's messages are from, and Express's words for its client-IP setting, which warnings name. */
+const SETTINGS = {
+  adapter: '@tollgate/express',
+  clientIpSetting: {
+    name: "app.set('trust proxy', …)",
+    trustExactly: "app.set('trust proxy', …) with 'loopback', their addresses or their number",
+  },
+} as const;
+
 /**
  * The frame of Express running middleware or a route handler: `Layer.handle [as handle_request]` in
  * Express 4, `Layer.handleRequest` in Express 5. On the stack of a `rateLimit()` call, it means the
@@ -65,7 +74,7 @@ const HANDLING_FRAME = /\bLayer\.(?:handle \[as handle_request\]|handleRequest) 
  */
 export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddleware {
   const limiter = createHttpLimiter(options, expressAccess, {
-    adapter: '@tollgate/express',
+    ...SETTINGS,
     inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
   });
   const handler = limiter.handler as ExpressRateLimitOptions['handler'];
@@ -97,7 +106,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
  * app.post('/uploads', concurrencyLimit({ limit: 2, key: byUser((req) => req.user?.id), store }), upload);
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions<Request>): RequestHandler {
-  const limiter = createHttpConcurrencyLimiter(options, expressAccess, { adapter: '@tollgate/express' });
+  const limiter = createHttpConcurrencyLimiter(options, expressAccess, SETTINGS);
   const handle = concurrencyLifecycle(limiter, nodeResponses);
   return async function concurrencyLimit(req: Request, res: Response, next: NextFunction) {
     const handled = await handle(req, res);

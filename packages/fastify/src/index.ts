@@ -103,6 +103,12 @@ const fastifyAccess = nodeRequestAccess<FastifyRequest>((request) =>
   ),
 );
 
+/** Fastify's words for its client-IP setting, which the core's warnings name. */
+const CLIENT_IP_SETTING = {
+  name: 'Fastify({ trustProxy })',
+  trustExactly: 'Fastify({ trustProxy }) with their addresses or their number',
+} as const;
+
 const fastifyResponses: ResponseAccess<FastifyRequest, FastifyReply> = {
   node: (reply) => reply.raw,
   getHeader: (reply, name) => reply.getHeader(name),
@@ -129,6 +135,7 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   const limiters = new RouteLimiters<FastifyRequest, FastifyReply, RouteHook>(base, {
     adapter: '@tollgate/fastify',
     access: fastifyAccess,
+    clientIpSetting: CLIENT_IP_SETTING,
     logger,
     appWide: global,
     routeOptionsName: 'config.rateLimit',
@@ -282,7 +289,10 @@ export const tollgate = fp(tollgatePlugin, { fastify: '4.x || 5.x', name: '@toll
  * app.post('/uploads', { onRequest: concurrencyLimit({ limit: 2, store }) }, upload);
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions<FastifyRequest>) {
-  const limiter = createHttpConcurrencyLimiter(options, fastifyAccess, { adapter: '@tollgate/fastify' });
+  const limiter = createHttpConcurrencyLimiter(options, fastifyAccess, {
+    adapter: '@tollgate/fastify',
+    clientIpSetting: CLIENT_IP_SETTING,
+  });
   const handle = concurrencyLifecycle(limiter, fastifyResponses);
   return async function concurrencyLimit(request: FastifyRequest, reply: FastifyReply) {
     return answered(await handle(request, reply), reply);

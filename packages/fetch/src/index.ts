@@ -20,6 +20,13 @@ import {
 
 const ADAPTER = '@tollgate/fetch';
 
+/** Where a Fetch handler's client IP comes from (Next.js's too), as the core's warnings name it. */
+const CLIENT_IP_SETTING = {
+  name:
+    "the ip option, a function that returns the client's address, behind a proxy from the header it " +
+    'sets (on Vercel, x-real-ip)',
+} as const;
+
 /** Where a request's client address comes from: the Fetch API has none of its own. */
 export interface ClientAddressOption<Args extends unknown[] = []> {
   /**
@@ -155,6 +162,7 @@ export function rateLimit<Args extends unknown[] = []>(
   const { access, rememberArgs } = requestAccess(ip, shared.key);
   const limiter = createHttpLimiter<Request, WebAnswer>(WebAnswer.options(shared), access, {
     adapter: ADAPTER,
+    clientIpSetting: CLIENT_IP_SETTING,
     handlerName: 'onLimited',
     notHere: {
       requestPropertyName: "there is no requestPropertyName option here; use the check's result: result.info",
@@ -222,7 +230,7 @@ export function concurrencyLimit<Args extends unknown[] = []>(
   const { ip, ...shared } = options ?? ({} as FetchConcurrencyLimitOptions<Args>);
   const { access, rememberArgs } = requestAccess(ip, shared.key);
   const handle = concurrencyLifecycle(
-    createHttpConcurrencyLimiter(shared, access, { adapter: ADAPTER }),
+    createHttpConcurrencyLimiter(shared, access, { adapter: ADAPTER, clientIpSetting: CLIENT_IP_SETTING }),
     answerAccess,
   );
   return {

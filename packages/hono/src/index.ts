@@ -22,6 +22,13 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 const ADAPTER = '@tollgate/hono';
 
+/** Hono's words for where the client IP comes from, which the core's warnings name. */
+const CLIENT_IP_SETTING = {
+  name:
+    "the ip option, a function that returns the client's address, behind a proxy from the header it sets " +
+    "(getConnInfo gives the socket's: the proxy's)",
+} as const;
+
 /** Where a request's client address comes from: Hono's connection info for the runtime, or your own. */
 export interface ClientAddressOptions {
   /**
@@ -120,7 +127,11 @@ export function rateLimit(options: HonoRateLimitOptions): RateLimitMiddleware {
   const limiter = createHttpLimiter<Context, WebAnswer>(
     WebAnswer.options({ ...shared, ...(handler === undefined ? {} : { handler }) }),
     requestAccess(given, shared.key),
-    { adapter: ADAPTER, inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? '') },
+    {
+      adapter: ADAPTER,
+      clientIpSetting: CLIENT_IP_SETTING,
+      inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
+    },
   );
   const rateLimit = middleware(rateLimitLifecycle(limiter, answerAccess), true, handler);
   return Object.assign(rateLimit, keyControls(limiter));
@@ -138,7 +149,10 @@ export function concurrencyLimit(options: HonoConcurrencyLimitOptions): Middlewa
   const given = options ?? ({} as HonoConcurrencyLimitOptions);
   const { getConnInfo: _getConnInfo, ip: _ip, ...shared } = given;
   const access = requestAccess(given, shared.key);
-  const limiter = createHttpConcurrencyLimiter(shared, access, { adapter: ADAPTER });
+  const limiter = createHttpConcurrencyLimiter(shared, access, {
+    adapter: ADAPTER,
+    clientIpSetting: CLIENT_IP_SETTING,
+  });
   return middleware(concurrencyLifecycle(limiter, answerAccess), false);
 }
 

@@ -49,6 +49,15 @@ const koaAccess: RequestAccess<Context> = {
   trustsEveryProxy: (ctx) => ctx.app.proxy === true && !(ctx.app.maxIpsCount > 0),
 };
 
+/** Who the core's messages are from, and Koa's words for its client-IP setting, which warnings name. */
+const SETTINGS = {
+  adapter: '@tollgate/koa',
+  clientIpSetting: {
+    name: 'app.proxy (with app.maxIpsCount, the number of proxies)',
+    trustExactly: 'app.proxy with app.maxIpsCount set to their number',
+  },
+} as const;
+
 /**
  * The frame of koa-compose running a middleware (Koa 2 and 3 compose with it). On the stack of a
  * `rateLimit()` call, it means the limiter is being created per request.
@@ -85,7 +94,7 @@ const koaResponses: ResponseAccess<Context, KoaResponse> = {
  */
 export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddleware {
   const limiter = createHttpLimiter(options, koaAccess, {
-    adapter: '@tollgate/koa',
+    ...SETTINGS,
     inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
   });
   const handler = limiter.handler as KoaRateLimitOptions['handler'];
@@ -121,7 +130,7 @@ function refuse(ctx: Context, { status, contentType, body }: RateLimitRejection)
  * router.post('/uploads', concurrencyLimit({ limit: 2, key: byUser((ctx) => ctx.state.user?.id) }), upload);
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions<Context>): Middleware {
-  const limiter = createHttpConcurrencyLimiter(options, koaAccess, { adapter: '@tollgate/koa' });
+  const limiter = createHttpConcurrencyLimiter(options, koaAccess, SETTINGS);
   const handle = concurrencyLifecycle(limiter, koaResponses);
   return async function concurrencyLimit(ctx, next) {
     const handled = await handle(ctx, ctx.response);

@@ -13,14 +13,18 @@ import {
 } from '@tollgate/core';
 import type { Observable } from 'rxjs';
 import { ADAPTER, type NestHttpRequest } from './options.js';
-import { type Lifecycle, nestRequests, onEitherPlatform } from './platforms.js';
+import { CLIENT_IP_SETTING, type Lifecycle, nestRequests, onEitherPlatform } from './platforms.js';
 
 class ConcurrencyLimitInterceptor implements NestInterceptor {
   readonly #lifecycle: Lifecycle;
 
   constructor(options: ConcurrencyLimitOptions<never>) {
     const logger = new Logger('Tollgate');
-    const limiter = createHttpConcurrencyLimiter<never>(options, nestRequests, { adapter: ADAPTER, logger });
+    const limiter = createHttpConcurrencyLimiter<never>(options, nestRequests, {
+      adapter: ADAPTER,
+      clientIpSetting: CLIENT_IP_SETTING,
+      logger,
+    });
     this.#lifecycle = onEitherPlatform((access) => concurrencyLifecycle(limiter, access));
   }
 

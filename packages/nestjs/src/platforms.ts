@@ -45,6 +45,14 @@ export const nestRequests = nodeRequestAccess<AnyRequest>((request) =>
       ),
 );
 
+/** The client-IP setting of either platform, as a Nest app writes it: the core's warnings name it. */
+export const CLIENT_IP_SETTING = {
+  name: "the platform's setting (app.set('trust proxy', …) on Express, new FastifyAdapter({ trustProxy }) on Fastify)",
+  trustExactly:
+    "the platform's setting (app.set('trust proxy', …) on Express, new FastifyAdapter({ trustProxy }) on " +
+    'Fastify) with their addresses or their number',
+} as const;
+
 const expressResponses: ResponseAccess<AnyRequest, ExpressResponse> = {
   ...nodeResponses,
   send: (res, refusal, info) => throwForFilters(res, 'json', refusal, info, endWithRejection),

@@ -4,7 +4,7 @@ import type { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core'
 import { RouteLimiters, rateLimitLifecycle } from '@tollgate/core';
 import { RATE_LIMIT, type RateLimitMark } from './decorators.js';
 import { ADAPTER, type TollgateModuleOptions } from './options.js';
-import { type Lifecycle, nestRequests, onEitherPlatform } from './platforms.js';
+import { CLIENT_IP_SETTING, type Lifecycle, nestRequests, onEitherPlatform } from './platforms.js';
 
 /** A route's handler, as Nest's `ExecutionContext` gives it. */
 type Handler = ReturnType<ExecutionContext['getHandler']>;
@@ -32,6 +32,7 @@ export class TollgateLimiters extends RouteLimiters<never, unknown, Lifecycle> i
     super(options ?? {}, {
       adapter: ADAPTER,
       access: nestRequests,
+      clientIpSetting: CLIENT_IP_SETTING,
       logger: new Logger('Tollgate'),
       routeOptionsName: '@RateLimit options',
       notHere: { handler: 'handler is no option here; answer a RateLimitException in an exception filter' },

@@ -368,7 +368,8 @@ describe('rejection', () => {
 
 const NO_ADDRESS =
   'the framework gave no client IP and the key function no identity, so the request was refused with an ' +
-  'error: give a key function for such requests (a unix socket has no client IP), or check trust proxy';
+  "error: give a key function for such requests (a unix socket has no client IP), or check the framework's " +
+  'trusted-proxy setting';
 
 describe('requests without a key', () => {
   it('refuses requests with neither an identity nor an IP with a ClientAddressError, never one shared bucket', async () => {
@@ -419,7 +420,8 @@ describe('proxy setup warning', () => {
     await limiter.check(forwarded('10.0.0.3', '10.0.0.3'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^\[TOLLGATE_UNTRUSTED_FORWARDED_FOR\] X-Forwarded-For arrived/);
-    expect(warnings[0]).toContain("Express 'trust proxy', Fastify trustProxy or Koa app.proxy");
+    // An adapter that does not say what its setting is called gets neutral words, no framework's.
+    expect(warnings[0]).toContain("say so with the framework's trusted-proxy setting.");
   });
 
   it('does not warn when the framework resolved the client IP from X-Forwarded-For', async () => {

@@ -1,8 +1,9 @@
 /**
  * The identity a request is charged to, and the warnings about its client address: said once, by the
- * default key as by the fallback of other keys.
+ * default key as by the fallback of other keys, in the words of the adapter's own client-IP setting.
  */
 import { describe, expect, it } from 'vitest';
+import { ClientAddressError } from '../../src/http/identity/client-address-error.js';
 import { byIp, byUser, firstOf, type KeyFunction } from '../../src/http/identity/request-keys.js';
 import type { AdapterSettings } from '../../src/http/options/option-types.js';
 import { createHttpConcurrencyLimiter } from '../../src/http/pipeline/http-concurrency.js';
@@ -70,5 +71,32 @@ describe('an unreadable client address (TOLLGATE_UNPARSED_IP)', () => {
     expect((await limiter.check({ ip: 'unknown' })).kind).toBe('limited');
     expect((await limiter.check({ ip: '203.0.113.7' })).kind).toBe('acquired');
     expect(unparsedLines(warnings)).toHaveLength(1);
+  });
+});
+
+describe("the adapter's words for its client-IP setting", () => {
+  const express: AdapterSettings = {
+    adapter: '@tollgate/express',
+    clientIpSetting: { name: "app.set('trust proxy', …)" },
+  };
+
+  it('end TOLLGATE_UNPARSED_IP and TOLLGATE_MISSING_IP, and the ClientAddressError', async () => {
+    const { limiter, warnings } = rateLimiter(undefined, express);
+    await limiter.check({ ip: 'unknown' });
+    const refused = limiter.check({});
+    await expect(refused).rejects.toThrow(ClientAddressError);
+    await expect(refused).rejects.toThrow(/^@tollgate\/express: .*, or check app\.set\('trust proxy', …\)$/);
+    expect(warnings).toHaveLength(2);
+    for (const line of warnings) expect(line).toMatch(/app\.set\('trust proxy', …\)$/);
+  });
+
+  it("are neutral when the adapter gives none: no framework's setting is named", async () => {
+    const { limiter, warnings } = rateLimiter();
+    await limiter.check({ ip: 'unknown' });
+    await expect(limiter.check({})).rejects.toThrow(ClientAddressError);
+    for (const line of warnings) {
+      expect(line).toMatch(/the framework's trusted-proxy setting$/);
+      expect(line).not.toMatch(/Express|Fastify|Koa|trust proxy'|trustProxy|app\.proxy/);
+    }
   });
 });

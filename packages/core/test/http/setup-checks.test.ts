@@ -76,6 +76,41 @@ describe('TOLLGATE_PERMISSIVE_TRUST_PROXY', () => {
   });
 });
 
+describe("the proxy warnings name the adapter's client-IP setting", () => {
+  const koa: AdapterSettings = {
+    adapter: '@tollgate/koa',
+    clientIpSetting: {
+      name: 'app.proxy',
+      trustExactly: 'app.proxy with app.maxIpsCount set to their number',
+    },
+  };
+  const untrusted = { ip: '10.0.0.2', socketIp: '10.0.0.2', headers: { 'x-forwarded-for': '198.51.100.9' } };
+
+  it('TOLLGATE_UNTRUSTED_FORWARDED_FOR says its name, TOLLGATE_PERMISSIVE_TRUST_PROXY how it trusts exactly', async () => {
+    const permissive = setup({}, { ...fakeAccess, trustsEveryProxy: () => true }, koa);
+    const ignored = setup({}, fakeAccess, koa);
+    await permissive.limiter.check({ ip: '203.0.113.7' });
+    await ignored.limiter.check(untrusted);
+    expect(permissive.warnings[0]).toMatch(
+      /Trust exactly your proxies: app\.proxy with app\.maxIpsCount set to their number\.$/,
+    );
+    expect(ignored.warnings[0]).toMatch(/If the app is behind a proxy, say so with app\.proxy\.$/);
+  });
+
+  it("is neutral for an adapter that gives none, naming no framework's", async () => {
+    const permissive = setup({}, { ...fakeAccess, trustsEveryProxy: () => true });
+    const ignored = setup();
+    await permissive.limiter.check({ ip: '203.0.113.7' });
+    await ignored.limiter.check(untrusted);
+    const lines = [...permissive.warnings, ...ignored.warnings];
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      expect(line).toContain("the framework's trusted-proxy setting");
+      expect(line).not.toMatch(/Express|Fastify|Koa|trust proxy'|trustProxy|app\.proxy|maxIpsCount/);
+    }
+  });
+});
+
 describe('TOLLGATE_UNGROUPED_IPV6_KEY', () => {
   it.each([
     ['a bare address', '2001:db8::1'],

@@ -6,17 +6,18 @@
 import type { Warnings } from '../../support/warnings.js';
 import { ClientAddressError } from './client-address-error.js';
 import { addressIdentity, DEFAULT_IPV6_SUBNET, isUnparsedAddress } from './client-ip.js';
+import { type ClientIpSetting, clientIpWords } from './client-ip-setting.js';
 import type { KeyFunction, RequestAccess } from './request-keys.js';
 
-const NO_ADDRESS =
-  'the framework gave no client IP and the key function no identity, so the request was refused with an ' +
-  'error: give a key function for such requests (a unix socket has no client IP), or check trust proxy';
-
-const UNPARSED_ADDRESS =
-  'the framework gave a client IP that is not an IP address (a proxy wrote something else in ' +
-  'X-Forwarded-For): each such value is limited as a bucket of its own';
-
 const MISSING_KEY = 'the key function returned nothing; such requests are limited by client IP';
+
+/** Who the identity is for, in messages: the adapter (`AdapterSettings` is one). */
+export interface IdentitySettings {
+  /** Starts every error message: `'@tollgate/express'`. */
+  readonly adapter: string;
+  /** The adapter's words for its client-IP setting, which the warnings name. Default: neutral words. */
+  readonly clientIpSetting?: ClientIpSetting | undefined;
+}
 
 /**
  * The identity of a request, built once per limiter: at once when the key function answers at once (no
@@ -27,22 +28,30 @@ const MISSING_KEY = 'the key function returned nothing; such requests are limite
  * default key, or the last of a `firstOf`) or the fallback of another key met it.
  *
  * @example
- * const identityOf = requestIdentity(byUser((req) => req.user?.id), expressAccess, warnings, '@tollgate/express');
+ * const identityOf = requestIdentity(byUser((req) => req.user?.id), expressAccess, warnings, { adapter: '@tollgate/express' });
  * const identity = await identityOf(req); // 'user:42', or 'ip:203.0.113.7' when signed out
  */
 export function requestIdentity<Req>(
   key: KeyFunction<Req>,
   access: RequestAccess<Req>,
   warnings: Warnings,
-  adapter: string,
+  { adapter, clientIpSetting }: IdentitySettings,
 ): (request: Req) => string | Promise<string> {
+  const setting = clientIpWords(clientIpSetting).name;
+  const noAddress =
+    'the framework gave no client IP and the key function no identity, so the request was refused with ' +
+    `an error: give a key function for such requests (a unix socket has no client IP), or check ${setting}`;
+  const unparsedAddress =
+    'the framework gave a client IP that is not an IP address (a proxy wrote something else in ' +
+    'X-Forwarded-For): each such value is limited as a bucket of its own. Check what the proxy ' +
+    `forwards, and ${setting}`;
   // Until it is said, each identity is looked at: one prefix check. Said, or switched off, it costs nothing.
   let unparsedDue = warnings.due('TOLLGATE_UNPARSED_IP');
 
   function reportUnparsed(identity: string): boolean {
     if (!isUnparsedAddress(identity)) return false;
     unparsedDue = false;
-    warnings.once('TOLLGATE_UNPARSED_IP', UNPARSED_ADDRESS);
+    warnings.once('TOLLGATE_UNPARSED_IP', unparsedAddress);
     return true;
   }
 
@@ -62,8 +71,8 @@ export function requestIdentity<Req>(
     if (ip === undefined) {
       // One bucket shared by every request without an address would let one client lock all the others
       // out. (A client that hung up has no address either; the lifecycle answers it to nobody.)
-      warnings.once('TOLLGATE_MISSING_IP', NO_ADDRESS);
-      throw new ClientAddressError(`${adapter}: ${NO_ADDRESS}`);
+      warnings.once('TOLLGATE_MISSING_IP', noAddress);
+      throw new ClientAddressError(`${adapter}: ${noAddress}`);
     }
     if (!reportUnparsed(ip)) warnings.once('TOLLGATE_MISSING_KEY', MISSING_KEY);
     return ip;

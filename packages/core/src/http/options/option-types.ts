@@ -11,6 +11,7 @@ import type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from '.
 import type { HeaderProfile } from '../answer/headers.js';
 import type { RateLimitInfo } from '../answer/outcome.js';
 import type { AllowList } from '../identity/allow-list.js';
+import type { ClientIpSetting } from '../identity/client-ip-setting.js';
 import type { KeyFunction } from '../identity/request-keys.js';
 
 /**
@@ -251,6 +252,13 @@ export interface AdapterSettings {
   readonly adapter: string;
   /** Makes default names stable by where the limiter is used (Fastify: the route). */
   readonly nameSeed?: string;
+  /**
+   * What the adapter's users call the setting that decides the client IP, which the warnings about it
+   * name (`TOLLGATE_UNTRUSTED_FORWARDED_FOR`, `TOLLGATE_PERMISSIVE_TRUST_PROXY`, `TOLLGATE_UNPARSED_IP`,
+   * `TOLLGATE_MISSING_IP`): `{ name: "app.set('trust proxy', …)", trustExactly: … }`. Default: neutral
+   * words, "the framework's trusted-proxy setting".
+   */
+  readonly clientIpSetting?: ClientIpSetting;
   /** The logger when none is given. Default: `console`. */
   readonly logger?: Logger;
   /**

@@ -55,7 +55,7 @@ export function createHttpConcurrencyLimiter<Req>(
     ...rejectionOf(statusCode, PROBLEM_JSON, body),
   });
 
-  const identityOf = requestIdentity(key, access, warnings, where);
+  const identityOf = requestIdentity(key, access, warnings, settings);
 
   return {
     limit: limiter.limit,

@@ -110,7 +110,7 @@ export function createHttpLimiter<Req, Res = unknown>(
   }
 
   const limiters = boundLimiters(config, staticAnswer && ((error) => failed(error, staticAnswer)));
-  const setup = new SetupChecks(access, warnings);
+  const setup = new SetupChecks(access, warnings, settings.clientIpSetting);
   const allowListed = compileAllowList(config.allowList as RateLimitOptions<Req>['allowList'], access);
   const events = new LimiterEvents(config.name);
   const respond = responder<Req>(config, warnings);
@@ -142,7 +142,7 @@ export function createHttpLimiter<Req, Res = unknown>(
     warnings,
   );
 
-  const identityOf = requestIdentity(config.key, access, warnings, settings.adapter);
+  const identityOf = requestIdentity(config.key, access, warnings, settings);
 
   /** A request not checked (`skip`, `allowList`). */
   function skipped(): RateLimitOutcome {

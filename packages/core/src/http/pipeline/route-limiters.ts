@@ -25,6 +25,8 @@ export interface RouteLimiterSettings<Req, Res, Made> {
   readonly appWide?: boolean;
   /** Shared options the adapter has no use for, with the message that refuses each (see `AdapterSettings`). */
   readonly notHere?: AdapterSettings['notHere'];
+  /** What the adapter's users call its client-IP setting, for the warnings (see `AdapterSettings`). */
+  readonly clientIpSetting?: AdapterSettings['clientIpSetting'];
   /** What a route's own options are called in errors: `'config.rateLimit'`, `'@RateLimit options'`. */
   readonly routeOptionsName: string;
   /** Whether a limiter made now is made while a request is handled (warned about). Default: never. */
@@ -124,7 +126,7 @@ export class RouteLimiters<Req, Res, Made> implements KeyControls {
     inRequestHandler?: boolean,
     grouped = true,
   ): Made {
-    const { adapter, access, logger, notHere, make } = this.#settings;
+    const { adapter, access, logger, notHere, clientIpSetting, make } = this.#settings;
     return make(
       options,
       (limiterOptions) => {
@@ -132,6 +134,7 @@ export class RouteLimiters<Req, Res, Made> implements KeyControls {
           adapter: where === undefined ? adapter : `${adapter} (${where})`,
           ...(logger ? { logger } : {}),
           ...(notHere ? { notHere } : {}),
+          ...(clientIpSetting ? { clientIpSetting } : {}),
           inRequestHandler: inRequestHandler ?? this.#settings.inRequestHandler?.() ?? false,
           ...(where === undefined ? {} : { nameSeed: where }),
         });

@@ -5,6 +5,7 @@
 import { isIPv6 } from 'node:net';
 import type { Warnings } from '../../support/warnings.js';
 import { ipIdentity } from '../identity/client-ip.js';
+import { type ClientIpSetting, clientIpWords } from '../identity/client-ip-setting.js';
 import type { RequestAccess } from '../identity/request-keys.js';
 
 /** An identity that may hide an IPv6 address behind a prefix of letters: `ip:2001:db8::1`, `client=…`. */
@@ -31,10 +32,14 @@ export class SetupChecks<Req> {
   #forwardedForDue: boolean;
   #trustProxyDue: boolean;
   #ipv6KeyDue: boolean;
+  /** The adapter's words for its client-IP setting, which the proxy warnings name. */
+  readonly #setting: Required<ClientIpSetting>;
 
-  constructor(access: RequestAccess<Req>, warnings: Warnings) {
+  /** `setting`: the adapter's words for its client-IP setting (`AdapterSettings.clientIpSetting`). */
+  constructor(access: RequestAccess<Req>, warnings: Warnings, setting?: ClientIpSetting) {
     this.#access = access;
     this.#warnings = warnings;
+    this.#setting = clientIpWords(setting);
     this.#mark = warnings.due('TOLLGATE_DOUBLE_COUNT') ? Symbol('tollgate.checked') : undefined;
     this.#forwardedForDue = warnings.due('TOLLGATE_UNTRUSTED_FORWARDED_FOR');
     this.#trustProxyDue =
@@ -81,8 +86,7 @@ export class SetupChecks<Req> {
     this.#warnings.once(
       'TOLLGATE_PERMISSIVE_TRUST_PROXY',
       'the app trusts every proxy, so the client IP is whatever a client writes into X-Forwarded-For and ' +
-        'any client can get a fresh bucket per request. Trust exactly your proxies: Express ' +
-        "'trust proxy' 'loopback', an address list or a hop count; Fastify trustProxy the same; Koa app.maxIpsCount.",
+        `any client can get a fresh bucket per request. Trust exactly your proxies: ${this.#setting.trustExactly}.`,
     );
   }
 
@@ -101,7 +105,7 @@ export class SetupChecks<Req> {
     this.#warnings.once(
       'TOLLGATE_UNTRUSTED_FORWARDED_FOR',
       'X-Forwarded-For arrived but the app does not trust proxies, so every client behind a proxy shares one ' +
-        "bucket. If the app is behind a proxy, set Express 'trust proxy', Fastify trustProxy or Koa app.proxy.",
+        `bucket. If the app is behind a proxy, say so with ${this.#setting.name}.`,
     );
   }
 

@@ -8,7 +8,12 @@ import {
   settleScriptLua,
   settleScriptModule,
 } from '../../src/stores/redis/script/generate.js';
-import { LEASE_SCRIPT, OVERRIDE_SCRIPT, SETTLE_SCRIPT } from '../../src/stores/redis/script/wire.js';
+import {
+  LEASE_SCRIPT,
+  OVERRIDE_SCRIPT,
+  SETTLE_SCRIPT,
+  SINGLE_CHECK_SCRIPTS,
+} from '../../src/stores/redis/script/wire.js';
 
 const writing = process.env.TOLLGATE_WRITE_LUA === '1';
 const generatedPath = fileURLToPath(new URL(`../../${GENERATED_PATH}`, import.meta.url));
@@ -30,6 +35,18 @@ describe('the settle script Redis runs', () => {
   // both scripts side by side, so say in the changeset whether the stored values and answers still agree.
   it.skipIf(writing)('has the SHA pinned here', () => {
     expect(SETTLE_SCRIPT.sha1).toBe('b83962bf301e97258783da571558c5e606effabe');
+  });
+});
+
+describe('the single-check scripts Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    expect(
+      Object.fromEntries(Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1])),
+    ).toEqual({
+      'token-bucket': '0215fb27d2da703fff362ccc91ec50f9095b87c2',
+      'fixed-window': '734eb4986bead19c4adb2521d68826ab280963f7',
+      'sliding-window': '695d9fcf3cc71ac50a56567bd805d6303c3a38be',
+    });
   });
 });
 

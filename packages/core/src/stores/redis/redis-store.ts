@@ -39,7 +39,6 @@ import {
   overrideReplyOf,
   REFUSED,
   refusalOf,
-  SETTLE_SCRIPT,
   storedOverrideOf,
 } from './script/wire.js';
 import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
@@ -105,7 +104,7 @@ export class RedisStore implements Store {
     const { adapter, prefix, clock, logger, warnings, breaker } = resolveRedisStoreOptions(options);
     this.#client = adapter;
     this.#batcher = new ScriptBatcher({
-      send: (keys, args) => adapter.runScript(SETTLE_SCRIPT, keys, args) as Promise<unknown[]>,
+      send: (script, keys, args) => adapter.runScript(script, keys, args) as Promise<unknown[]>,
       groupOf: adapter.clustered ? clusterSlot : () => 0,
       deadlineArg: (sentAtMs, timeoutMs) => this.#deadline(sentAtMs, timeoutMs),
       watch: this.#watch,

@@ -122,12 +122,12 @@ end
 }
 
 /** `each(1)`, …, `each(count)`, joined by `separator`. */
-function fieldList(count: number, each: (k: number) => string, separator = ', '): string {
+export function fieldList(count: number, each: (k: number) => string, separator = ', '): string {
   return Array.from({ length: count }, (_, k) => each(k + 1)).join(separator);
 }
 
 /** An algorithm's Lua body with its state's fields as locals: `st[o + k]` is `f<k + 1>`. */
-function inFieldLocals(body: string, fields: number): string {
+export function inFieldLocals(body: string, fields: number): string {
   const inlined = body.replace(/st\[o(?: \+ (\d+))?\]/g, (field, k: string | undefined) => {
     const index = Number(k ?? 0);
     if (index >= fields) throw new Error(`an algorithm's Lua reads ${field} of its ${fields} fields`);

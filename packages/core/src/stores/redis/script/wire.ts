@@ -2,7 +2,9 @@
  * The Redis scripts' wire: the scripts the store runs, what it sends them and how it reads their answers.
  * Nothing else knows an ARGV position or a reply's layout.
  *
- * The settle script (`settle-script.generated.ts`, made by `generate.ts`) decides a batch of checks:
+ * The settle script (`settle-script.generated.ts`, made by `generate.ts`) decides a batch of checks (a
+ * call of one simple check goes to the single-check script instead, `single-check.ts`, which answers
+ * as the settle script would):
  *
  * KEYS[c]   the states of check c's policies: a string of numbers joined by ':', each policy's fields in
  *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's
@@ -50,14 +52,24 @@ import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua
 import { refillBoundMs, withLimits } from '../../../algorithms/policies.js';
 import { ALGORITHMS } from '../../../algorithms/registry.js';
 import type { BanRule } from '../../../model/ban.js';
-import type { ResolvedPolicy } from '../../../model/policy.js';
+import type { AlgorithmName, ResolvedPolicy } from '../../../model/policy.js';
 import type { BucketMode, BucketResult, OverrideResult } from '../../../model/store.js';
 import type { LuaScript } from '../redis-client.js';
 import { OVERRIDE_LUA } from './override-script.js';
-import { SETTLE_LUA } from './settle-script.generated.js';
+import { SETTLE_LUA, SINGLE_CHECK_LUA } from './settle-script.generated.js';
+import { readsCapacity } from './single-check.js';
 
 /** The script that settles a batch of checks: the committed text, as reviewed. */
 export const SETTLE_SCRIPT = luaScript(SETTLE_LUA);
+/**
+ * The scripts that settle a call of one simple check (see {@link isSingleCheck}), by algorithm, answering
+ * as the settle script does.
+ */
+export const SINGLE_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
+  'token-bucket': luaScript(SINGLE_CHECK_LUA['token-bucket']),
+  'fixed-window': luaScript(SINGLE_CHECK_LUA['fixed-window']),
+  'sliding-window': luaScript(SINGLE_CHECK_LUA['sliding-window']),
+};
 /** The script that takes or ends a lease. */
 export const LEASE_SCRIPT = luaScript(CONCURRENCY_LUA);
 /** The script that writes, removes or reads a key's override. */
@@ -187,6 +199,37 @@ export class ScriptCall {
     }
     return shape;
   }
+}
+
+/**
+ * Whether a call of `check` alone may go to its algorithm's single-check script: a consume of one
+ * policy, with no ban, penalty or override to read.
+ */
+export function isSingleCheck({ policies, ban, overrides, mode }: ScriptCheck): boolean {
+  return policies.length === 1 && ban === undefined && !overrides && mode === 'consume';
+}
+
+/** The single-check script's policy arguments, made once per policy. */
+const singlePolicyArgs = new WeakMap<ResolvedPolicy, readonly string[]>();
+
+/**
+ * The single-check script's ARGV for `check` (see {@link isSingleCheck}): the policy's limit and
+ * windowMs (and capacityUnits, for an algorithm that reads it), then the cost, the deadline, and now
+ * unless it is the server's.
+ */
+export function singleCheckArgs(check: ScriptCheck, deadlineArg: string): string[] {
+  const policy = check.policies[0] as ResolvedPolicy;
+  let policyArgs = singlePolicyArgs.get(policy);
+  if (policyArgs === undefined) {
+    const { limit, windowMs, capacityUnits } = policy;
+    policyArgs = readsCapacity(ALGORITHMS[policy.algorithm])
+      ? [String(limit), String(windowMs), String(capacityUnits)]
+      : [String(limit), String(windowMs)];
+    singlePolicyArgs.set(policy, policyArgs);
+  }
+  const args = [...policyArgs, String(check.cost), deadlineArg];
+  if (check.nowArg !== '') args.push(check.nowArg);
+  return args;
 }
 
 /** Whether two checks differ in nothing but their key, so the script may read them as one shape. */

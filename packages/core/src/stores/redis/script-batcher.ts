@@ -4,7 +4,6 @@
  * as one script call. Redis pays its per-command cost once per batch, and — unlike a client's own
  * auto-pipelining — each check's deadline starts when it is really written.
  */
-import type { ResolvedPolicy } from '../../model/policy.js';
 import type { DeadlineWatch, Watched } from '../../support/deadline-watch.js';
 import type { StoreUnavailableError } from '../../support/store-error.js';
 import type { LuaScript } from './redis-client.js';
@@ -17,8 +16,8 @@ import {
   ScriptCall,
   type ScriptCheck,
   SETTLE_SCRIPT,
-  SINGLE_CHECK_SCRIPTS,
   singleCheckArgs,
+  singleCheckScript,
 } from './script/wire.js';
 
 /**
@@ -156,7 +155,7 @@ export class ScriptBatcher {
       if (only.watched) watch.restart(only, sentOnWatchMs);
       group.inFlight++;
       send(
-        SINGLE_CHECK_SCRIPTS[(check.policies[0] as ResolvedPolicy).algorithm],
+        singleCheckScript(check),
         [check.key],
         singleCheckArgs(check, deadlineArg(sentAtMs, check.timeoutMs)),
       ).then(

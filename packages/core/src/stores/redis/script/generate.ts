@@ -37,7 +37,7 @@ import { BACKOFF_LUA } from '../../../algorithms/backoff/backoff.lua.js';
 import { BAN_LUA } from '../../../algorithms/ban/ban.lua.js';
 import { ALGORITHM_LUA, ALGORITHMS } from '../../../algorithms/registry.js';
 import { settleAlone, settleOne } from './fast-paths.js';
-import { singleCheckLua } from './single-check.js';
+import { policiesCheckLua, singleCheckLua } from './single-check.js';
 
 /** Where the generated script is committed, from the package root. */
 export const GENERATED_PATH = 'src/stores/redis/script/settle-script.generated.ts';
@@ -466,6 +466,9 @@ ${Object.values(ALGORITHMS)
   .map((algorithm) => `  '${algorithm.name}': \`${escape(singleCheckLua(algorithm))}\`,`)
   .join('\n')}
 } as const;
+
+/** The single-check script of a set of several policies. */
+export const POLICIES_CHECK_LUA = \`${escape(policiesCheckLua())}\`;
 `;
 }
 

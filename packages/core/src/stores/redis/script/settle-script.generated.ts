@@ -837,19 +837,19 @@ if raw then
 end
 do
   if not stored then
-      f1, f2 = capacity, now
-    else
-      -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
-      local at = f2
-      f1 = min(capacity, f1 + max(0, now - at) * limit)
-      if at < now then f2 = now end
-    end
+    f1, f2 = capacity, now
+  else
+    -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
+    local at = f2
+    f1 = min(capacity, f1 + max(0, now - at) * limit)
+    if at < now then f2 = now end
+  end
 end
 local applied = 0
 if f1 >= cost * window then
   applied = 1
   -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-    f1 = max(capacity - 9007199254740991, f1 - cost * window)
+  f1 = max(capacity - 9007199254740991, f1 - cost * window)
   local quiet, written = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)), nil
   if quiet > 0 then
     local value
@@ -894,8 +894,8 @@ if raw then
 end
 do
   -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
-    -- stepped back keeps the window it is in.
-    if not stored or f2 <= 0 or now >= f1 + window then f1, f2 = now, 0 end
+  -- stepped back keeps the window it is in.
+  if not stored or f2 <= 0 or now >= f1 + window then f1, f2 = now, 0 end
 end
 local applied = 0
 if f2 + cost <= limit then
@@ -949,24 +949,24 @@ if raw then
 end
 do
   local start = floor(now / window) * window
-    if not stored then
+  if not stored then
+    f1, f2, f3 = start, 0, 0
+  elseif start > f1 then -- a clock that stepped back keeps the stored windows
+    if start == f1 + window then
+      f1, f2, f3 = start, f3, 0
+    else
       f1, f2, f3 = start, 0, 0
-    elseif start > f1 then -- a clock that stepped back keeps the stored windows
-      if start == f1 + window then
-        f1, f2, f3 = start, f3, 0
-      else
-        f1, f2, f3 = start, 0, 0
-      end
     end
+  end
 end
 local applied = 0
 if -- The previous window's count, weighted by what the sliding window still covers of it.
-    f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
+  f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
   applied = 1
   f3 = f3 + cost
   local quiet, written = max(0, f3 > 0 and f1 + 2 * window - now
-      or f2 > 0 and f1 + window - now
-      or 0), nil
+    or f2 > 0 and f1 + window - now
+    or 0), nil
   if quiet > 0 then
     local value
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992) and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992) then value = format('%d:%d:%d', f1, f2, f3) else value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) end
@@ -981,3 +981,109 @@ if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992) and (f2 % 
 return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and f3 or format('%.17g', f3) }
 `,
 } as const;
+
+/** The single-check script of a set of several policies. */
+export const POLICIES_CHECK_LUA = `
+local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
+local find, sub, format = string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+local last = 1 + 5 * tonumber(argv[1]) -- the last policy argument
+local cost, deadline, now = tonumber(argv[last + 1]), argv[last + 2], argv[last + 3]
+if now then
+  now = tonumber(now)
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+end
+if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then return { now, -2, raw.err } end
+-- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
+local stored, st, fields = raw and true or false, {}, 0
+for i = 3, last, 5 do fields = fields + tonumber(argv[i]) end
+if raw then
+  local from = 1
+  for k = 1, fields do
+    local sep = find(raw, ':', from, true)
+    st[k] = tonumber(sub(raw, from, sep and sep - 1))
+    if not sep then break end
+    from = sep + 1
+  end
+end
+local fitting, o = true, 1
+for i = 2, last, 5 do
+  local code, limit, window, capacity = tonumber(argv[i]), tonumber(argv[i + 2]), tonumber(argv[i + 3]), tonumber(argv[i + 4])
+  if code == 1 then
+    if not stored then
+      st[o], st[o + 1] = capacity, now
+    else
+      -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
+      local at = st[o + 1]
+      st[o] = min(capacity, st[o] + max(0, now - at) * limit)
+      if at < now then st[o + 1] = now end
+    end
+    if fitting and not (st[o] >= cost * window) then fitting = false end
+  elseif code == 2 then
+    -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
+    -- stepped back keeps the window it is in.
+    if not stored or st[o + 1] <= 0 or now >= st[o] + window then st[o], st[o + 1] = now, 0 end
+    if fitting and not (st[o + 1] + cost <= limit) then fitting = false end
+  elseif code == 3 then
+    local start = floor(now / window) * window
+    if not stored then
+      st[o], st[o + 1], st[o + 2] = start, 0, 0
+    elseif start > st[o] then -- a clock that stepped back keeps the stored windows
+      if start == st[o] + window then
+        st[o], st[o + 1], st[o + 2] = start, st[o + 2], 0
+      else
+        st[o], st[o + 1], st[o + 2] = start, 0, 0
+      end
+    end
+    if fitting and not (-- The previous window's count, weighted by what the sliding window still covers of it.
+    st[o + 1] * (window - min(window, max(0, now - st[o]))) + (st[o + 2] + cost) * window <= limit * window) then fitting = false end
+  end
+  o = o + tonumber(argv[i + 1])
+end
+local applied = 0
+if fitting then
+  applied = 1
+  local quiet, o = 0, 1
+  for i = 2, last, 5 do
+    local code, limit, window, capacity = tonumber(argv[i]), tonumber(argv[i + 2]), tonumber(argv[i + 3]), tonumber(argv[i + 4])
+    if code == 1 then
+      -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+      st[o] = max(capacity - 9007199254740991, st[o] - cost * window)
+      quiet = max(quiet, st[o] >= capacity and 0 or st[o + 1] - now + ceil((capacity - st[o]) / limit))
+    elseif code == 2 then
+      st[o + 1] = st[o + 1] + cost
+      quiet = max(quiet, st[o + 1] > 0 and st[o] + window - now or 0)
+    elseif code == 3 then
+      st[o + 2] = st[o + 2] + cost
+      quiet = max(quiet, st[o + 2] > 0 and st[o] + 2 * window - now
+        or st[o + 1] > 0 and st[o] + window - now
+        or 0)
+    end
+    o = o + tonumber(argv[i + 1])
+  end
+  local written
+  if quiet > 0 then
+    local value = {}
+    for k = 1, fields do
+      local x = st[k]
+      value[k] = (x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992) and format('%d', x) or format('%.17g', x)
+    end
+    written = redis.pcall('SET', key, table.concat(value, ':'), 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then return { now, -2, written.err } end
+end
+-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+local answer = { now, applied }
+for k = 1, fields do
+  local x = st[k]
+  answer[k + 2] = (x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992) and x or format('%.17g', x)
+end
+return answer
+`;

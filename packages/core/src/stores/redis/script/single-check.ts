@@ -22,6 +22,18 @@ export function readsCapacity(algorithm: Algorithm): boolean {
   return [lua.current, lua.fits, lua.apply, lua.idle].some((body) => /\bcapacity\b/.test(body));
 }
 
+/**
+ * An algorithm's Lua body, indented by `spaces` on every line but the first (which the template
+ * indents), as if it had been written there.
+ */
+function indented(body: string, spaces: number): string {
+  const lines = body.replace(/^\n+|\s+$/g, '').split('\n');
+  const margin = Math.min(
+    ...lines.filter((line) => line.trim() !== '').map((line) => /^ */.exec(line)?.[0].length ?? 0),
+  );
+  return lines.map((line, i) => (i === 0 ? '' : ' '.repeat(spaces)) + line.slice(margin)).join('\n');
+}
+
 /** A whole number a double holds exactly: written and answered in plain digits. */
 const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x} < 9007199254740992`;
 
@@ -29,7 +41,7 @@ const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x}
 export function singleCheckLua(algorithm: Algorithm): string {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
   const { fields } = algorithm;
-  const inline = (body: string) => inFieldLocals(body, fields).trim();
+  const inline = (body: string, spaces = 2) => indented(inFieldLocals(body, fields), spaces);
   const f = (k: number) => `f${k}`;
   const locals = fieldList(fields, f);
   const capacity = readsCapacity(algorithm);
@@ -92,5 +104,88 @@ end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if ${whole} then return { now, applied, ${locals} } end
 return { now, applied, ${fieldList(fields, (k) => `${SAFE(f(k))} and ${f(k)} or format('%.17g', ${f(k)})`)} }
+`;
+}
+
+/**
+ * The single-check script of a set of several policies (any algorithms, all or none), as Redis runs it.
+ *
+ * ARGV  n, then per policy its algorithm code, field count, limit, windowMs and capacityUnits (as the
+ *       settle script reads a set); then the cost, the deadline, and now unless it is the server's
+ */
+export function policiesCheckLua(): string {
+  // Each algorithm's steps, as the branches of an \`if\` on its code written \`depth\` spaces in.
+  const branches = (depth: number, step: (body: (lua: string) => string, lua: AlgorithmLua) => string) =>
+    [...ALGORITHM_LUA]
+      .map(([{ code }, lua], i) => {
+        const inner = ' '.repeat(depth + 2);
+        const steps = step((body) => indented(body, depth + 2), lua);
+        return `${i === 0 ? 'if' : `${' '.repeat(depth)}elseif`} code == ${code} then\n${inner}${steps}\n`;
+      })
+      .join('');
+  const policy = `local code, limit, window, capacity = tonumber(argv[i]), tonumber(argv[i + 2]), tonumber(argv[i + 3]), tonumber(argv[i + 4])`;
+  return `
+local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
+local find, sub, format = string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+local last = 1 + 5 * tonumber(argv[1]) -- the last policy argument
+local cost, deadline, now = tonumber(argv[last + 1]), argv[last + 2], argv[last + 3]
+if now then
+  now = tonumber(now)
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+end
+if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then return { now, -2, raw.err } end
+-- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
+local stored, st, fields = raw and true or false, {}, 0
+for i = 3, last, 5 do fields = fields + tonumber(argv[i]) end
+if raw then
+  local from = 1
+  for k = 1, fields do
+    local sep = find(raw, ':', from, true)
+    st[k] = tonumber(sub(raw, from, sep and sep - 1))
+    if not sep then break end
+    from = sep + 1
+  end
+end
+local fitting, o = true, 1
+for i = 2, last, 5 do
+  ${policy}
+  ${branches(2, (body, lua) => `${body(lua.current)}\n    if fitting and not (${body(lua.fits)}) then fitting = false end`)}  end
+  o = o + tonumber(argv[i + 1])
+end
+local applied = 0
+if fitting then
+  applied = 1
+  local quiet, o = 0, 1
+  for i = 2, last, 5 do
+    ${policy}
+    ${branches(4, (body, lua) => `${body(lua.apply)}\n      quiet = max(quiet, ${body(lua.idle)})`)}    end
+    o = o + tonumber(argv[i + 1])
+  end
+  local written
+  if quiet > 0 then
+    local value = {}
+    for k = 1, fields do
+      local x = st[k]
+      value[k] = (${SAFE('x')}) and format('%d', x) or format('%.17g', x)
+    end
+    written = redis.pcall('SET', key, table.concat(value, ':'), 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then return { now, -2, written.err } end
+end
+-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+local answer = { now, applied }
+for k = 1, fields do
+  local x = st[k]
+  answer[k + 2] = (${SAFE('x')}) and x or format('%.17g', x)
+end
+return answer
 `;
 }

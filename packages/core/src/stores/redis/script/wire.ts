@@ -56,7 +56,7 @@ import type { AlgorithmName, ResolvedPolicy } from '../../../model/policy.js';
 import type { BucketMode, BucketResult, OverrideResult } from '../../../model/store.js';
 import type { LuaScript } from '../redis-client.js';
 import { OVERRIDE_LUA } from './override-script.js';
-import { SETTLE_LUA, SINGLE_CHECK_LUA } from './settle-script.generated.js';
+import { POLICIES_CHECK_LUA, SETTLE_LUA, SINGLE_CHECK_LUA } from './settle-script.generated.js';
 import { readsCapacity } from './single-check.js';
 
 /** The script that settles a batch of checks: the committed text, as reviewed. */
@@ -70,6 +70,8 @@ export const SINGLE_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = 
   'fixed-window': luaScript(SINGLE_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(SINGLE_CHECK_LUA['sliding-window']),
 };
+/** The script that settles a call of one simple check of several policies. */
+export const POLICIES_CHECK_SCRIPT = luaScript(POLICIES_CHECK_LUA);
 /** The script that takes or ends a lease. */
 export const LEASE_SCRIPT = luaScript(CONCURRENCY_LUA);
 /** The script that writes, removes or reads a key's override. */
@@ -202,34 +204,47 @@ export class ScriptCall {
 }
 
 /**
- * Whether a call of `check` alone may go to its algorithm's single-check script: a consume of one
- * policy, with no ban, penalty or override to read.
+ * Whether a call of `check` alone may go to a single-check script: a consume with no ban, penalty or
+ * override to read.
  */
-export function isSingleCheck({ policies, ban, overrides, mode }: ScriptCheck): boolean {
-  return policies.length === 1 && ban === undefined && !overrides && mode === 'consume';
+export function isSingleCheck({ ban, overrides, mode }: ScriptCheck): boolean {
+  return ban === undefined && !overrides && mode === 'consume';
 }
 
-/** The single-check script's policy arguments, made once per policy. */
-const singlePolicyArgs = new WeakMap<ResolvedPolicy, readonly string[]>();
+/** The single-check script of `check` (see {@link isSingleCheck}): its algorithm's, or the policies' one. */
+export function singleCheckScript({ policies }: ScriptCheck): LuaScript {
+  return policies.length === 1
+    ? SINGLE_CHECK_SCRIPTS[(policies[0] as ResolvedPolicy).algorithm]
+    : POLICIES_CHECK_SCRIPT;
+}
+
+/** The single-check scripts' policy arguments, made once per set of policies. */
+const singlePolicyArgs = new WeakMap<readonly ResolvedPolicy[], readonly string[]>();
 
 /**
- * The single-check script's ARGV for `check` (see {@link isSingleCheck}): the policy's limit and
- * windowMs (and capacityUnits, for an algorithm that reads it), then the cost, the deadline, and now
- * unless it is the server's.
+ * A single-check script's ARGV for `check` (see {@link isSingleCheck}): for one policy its limit and
+ * windowMs (and capacityUnits, for an algorithm that reads it), for several the set as the settle
+ * script reads it; then the cost, the deadline, and now unless it is the server's.
  */
 export function singleCheckArgs(check: ScriptCheck, deadlineArg: string): string[] {
-  const policy = check.policies[0] as ResolvedPolicy;
-  let policyArgs = singlePolicyArgs.get(policy);
+  const { policies } = check;
+  let policyArgs = singlePolicyArgs.get(policies);
   if (policyArgs === undefined) {
-    const { limit, windowMs, capacityUnits } = policy;
-    policyArgs = readsCapacity(ALGORITHMS[policy.algorithm])
-      ? [String(limit), String(windowMs), String(capacityUnits)]
-      : [String(limit), String(windowMs)];
-    singlePolicyArgs.set(policy, policyArgs);
+    policyArgs =
+      policies.length === 1
+        ? onePolicyArgs(policies[0] as ResolvedPolicy)
+        : policySetArgs(policies, undefined, false).slice(0, -3);
+    singlePolicyArgs.set(policies, policyArgs);
   }
   const args = [...policyArgs, String(check.cost), deadlineArg];
   if (check.nowArg !== '') args.push(check.nowArg);
   return args;
+}
+
+function onePolicyArgs({ algorithm, limit, windowMs, capacityUnits }: ResolvedPolicy): string[] {
+  return readsCapacity(ALGORITHMS[algorithm])
+    ? [String(limit), String(windowMs), String(capacityUnits)]
+    : [String(limit), String(windowMs)];
 }
 
 /** Whether two checks differ in nothing but their key, so the script may read them as one shape. */

@@ -1,0 +1,69 @@
+/**
+ * A fleet mid-deploy: servers of the previous release and of this one limit the same clients on one
+ * Redis, each running its own scripts. The previous release's settle script (committed as it was,
+ * `fixtures/`) and this release's scripts take turns on one key: each reads what the other wrote, and
+ * together they admit exactly the limit.
+ */
+import { readFileSync } from 'node:fs';
+import { createLimiter, RedisStore } from '@tollgate/core';
+import type { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectRedis, uniquePrefix } from '../harness/clients.js';
+
+const redis: Redis = await connectRedis();
+afterAll(() => redis.disconnect());
+
+const PREVIOUS_SETTLE = readFileSync(
+  new URL('./fixtures/settle-script-before-single-checks.lua', import.meta.url),
+  'utf8',
+);
+
+/** Each algorithm's code and state size, as the previous release's settle script reads a set. */
+const CODES = { 'token-bucket': [1, 2], 'fixed-window': [2, 2], 'sliding-window': [3, 3] } as const;
+
+describe.each(Object.keys(CODES) as (keyof typeof CODES)[])('%s during a rolling deploy', (algorithm) => {
+  it("the previous release's script and this release's take turns on one key, and admit the limit", async () => {
+    const nowMs = 1_767_225_600_000;
+    const prefix = uniquePrefix('rolling');
+    const store = new RedisStore({ client: redis, prefix, clock: () => nowMs });
+    const limiter = createLimiter({ store, policies: { limit: 10, window: '1m', algorithm } });
+    const [code, fields] = CODES[algorithm];
+    const { limit, windowMs, capacityUnits } = limiter.policies[0] as (typeof limiter.policies)[number];
+    /** A consume as the previous release sends it: one set, one shape, one check. */
+    const previousConsume = async (key: string) => {
+      const args = [
+        1,
+        1,
+        code,
+        fields,
+        limit,
+        windowMs,
+        capacityUnits,
+        0,
+        0,
+        0,
+        1,
+        1,
+        nowMs,
+        '',
+        1,
+        'consume',
+      ];
+      const answer = (await redis.eval(PREVIOUS_SETTLE, 1, key, ...args.map(String))) as number[];
+      return answer[1] === 1;
+    };
+
+    expect((await limiter.consume('client')).allowed).toBe(true); // this release's single-check script
+    const [key] = await redis.keys(`${prefix}*`);
+    expect(key).toBeDefined();
+    for (let i = 0; i < 3; i++) expect(await previousConsume(key as string)).toBe(true);
+    const [first, second] = await Promise.all([limiter.consume('client'), limiter.consume('client')]); // a batch
+    expect([first.allowed, second.allowed]).toEqual([true, true]);
+    expect((await limiter.peek('client')).decidedBy.remaining).toBe(4);
+    for (let i = 0; i < 2; i++) expect(await previousConsume(key as string)).toBe(true);
+    expect((await limiter.consume('client')).decidedBy.remaining).toBe(1);
+    expect(await previousConsume(key as string)).toBe(true);
+    expect(await previousConsume(key as string)).toBe(false);
+    expect((await limiter.consume('client')).allowed).toBe(false);
+  });
+});

@@ -65,7 +65,13 @@ ${oneCheck({
   field: (k) => `p${k}`,
   keep: (fields) => `local written
       if quiet > 0 then
-        written = redis.pcall('SET', key, ${fieldList(fields, (k) => `num(f${k})`, " .. ':' .. ")}, 'PX', quiet)
+        local value
+        if ${wholeFields(fields)} then
+          value = format('${fieldList(fields, () => '%d', ':')}', ${fieldList(fields, (k) => `f${k}`)})
+        else
+          value = ${fieldList(fields, (k) => `num(f${k})`, " .. ':' .. ")}
+        end
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
       elseif raw then
         written = redis.pcall('DEL', key)
       end
@@ -106,7 +112,11 @@ function oneCheck({ name, params, load, field, keep }: OneCheck): string {
       local quiet = max(0, ${inline(lua.idle)})
       ${keep(fields)}
     end
-    ${fieldList(fields, (k) => `answers[n + ${k + 1}]`)} = ${fieldList(fields, (k) => `reply(f${k})`)}
+    if ${wholeFields(fields)} then
+      ${fieldList(fields, (k) => `answers[n + ${k + 1}]`)} = ${fieldList(fields, (k) => `f${k}`)}
+    else
+      ${fieldList(fields, (k) => `answers[n + ${k + 1}]`)} = ${fieldList(fields, (k) => `reply(f${k})`)}
+    end
   `;
   });
   return `
@@ -119,6 +129,18 @@ local function ${name}(${params})
   n = n + set.fields + 1
 end
 `;
+}
+
+/**
+ * Whether the fields `f1`…`f<count>` are all whole numbers a double holds exactly, as they are but for a
+ * fractional cost: then one format writes them all, and a reply carries them as they are.
+ */
+function wholeFields(count: number): string {
+  return fieldList(
+    count,
+    (k) => `f${k} % 1 == 0 and f${k} > -9007199254740992 and f${k} < 9007199254740992`,
+    ' and ',
+  );
 }
 
 /** `each(1)`, …, `each(count)`, joined by `separator`. */

@@ -174,13 +174,23 @@ local function settleAlone(key, set, now, cost, mode, since)
       local quiet = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
       local written
       if quiet > 0 then
-        written = redis.pcall('SET', key, num(f1) .. ':' .. num(f2), 'PX', quiet)
+        local value
+        if f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 then
+          value = format('%d:%d', f1, f2)
+        else
+          value = num(f1) .. ':' .. num(f2)
+        end
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
       elseif raw then
         written = redis.pcall('DEL', key)
       end
       if type(written) == 'table' and written.err then return refused(written.err) end
     end
-    answers[n + 2], answers[n + 3] = reply(f1), reply(f2)
+    if f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 then
+      answers[n + 2], answers[n + 3] = f1, f2
+    else
+      answers[n + 2], answers[n + 3] = reply(f1), reply(f2)
+    end
   elseif code == 2 then
     local f1, f2 = p1, p2
     do
@@ -201,13 +211,23 @@ local function settleAlone(key, set, now, cost, mode, since)
       local quiet = max(0, f2 > 0 and f1 + window - now or 0)
       local written
       if quiet > 0 then
-        written = redis.pcall('SET', key, num(f1) .. ':' .. num(f2), 'PX', quiet)
+        local value
+        if f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 then
+          value = format('%d:%d', f1, f2)
+        else
+          value = num(f1) .. ':' .. num(f2)
+        end
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
       elseif raw then
         written = redis.pcall('DEL', key)
       end
       if type(written) == 'table' and written.err then return refused(written.err) end
     end
-    answers[n + 2], answers[n + 3] = reply(f1), reply(f2)
+    if f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 then
+      answers[n + 2], answers[n + 3] = f1, f2
+    else
+      answers[n + 2], answers[n + 3] = reply(f1), reply(f2)
+    end
   elseif code == 3 then
     local f1, f2, f3 = p1, p2, p3
     do
@@ -244,13 +264,23 @@ local function settleAlone(key, set, now, cost, mode, since)
       or 0)
       local written
       if quiet > 0 then
-        written = redis.pcall('SET', key, num(f1) .. ':' .. num(f2) .. ':' .. num(f3), 'PX', quiet)
+        local value
+        if f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 then
+          value = format('%d:%d:%d', f1, f2, f3)
+        else
+          value = num(f1) .. ':' .. num(f2) .. ':' .. num(f3)
+        end
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
       elseif raw then
         written = redis.pcall('DEL', key)
       end
       if type(written) == 'table' and written.err then return refused(written.err) end
     end
-    answers[n + 2], answers[n + 3], answers[n + 4] = reply(f1), reply(f2), reply(f3)
+    if f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 then
+      answers[n + 2], answers[n + 3], answers[n + 4] = f1, f2, f3
+    else
+      answers[n + 2], answers[n + 3], answers[n + 4] = reply(f1), reply(f2), reply(f3)
+    end
   end
   answers[n + 1] = applied
   n = n + set.fields + 1
@@ -532,7 +562,11 @@ local function settleOne(h, set, now, cost, mode, since)
       h.dirty, h.stored = true, quiet > 0
       if quiet > 0 then h[1], h[2], h.n, h.px = f1, f2, 2, quiet end
     end
-    answers[n + 2], answers[n + 3] = reply(f1), reply(f2)
+    if f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 then
+      answers[n + 2], answers[n + 3] = f1, f2
+    else
+      answers[n + 2], answers[n + 3] = reply(f1), reply(f2)
+    end
   elseif code == 2 then
     local f1, f2 = h[1], h[2]
     do
@@ -554,7 +588,11 @@ local function settleOne(h, set, now, cost, mode, since)
       h.dirty, h.stored = true, quiet > 0
       if quiet > 0 then h[1], h[2], h.n, h.px = f1, f2, 2, quiet end
     end
-    answers[n + 2], answers[n + 3] = reply(f1), reply(f2)
+    if f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 then
+      answers[n + 2], answers[n + 3] = f1, f2
+    else
+      answers[n + 2], answers[n + 3] = reply(f1), reply(f2)
+    end
   elseif code == 3 then
     local f1, f2, f3 = h[1], h[2], h[3]
     do
@@ -592,7 +630,11 @@ local function settleOne(h, set, now, cost, mode, since)
       h.dirty, h.stored = true, quiet > 0
       if quiet > 0 then h[1], h[2], h[3], h.n, h.px = f1, f2, f3, 3, quiet end
     end
-    answers[n + 2], answers[n + 3], answers[n + 4] = reply(f1), reply(f2), reply(f3)
+    if f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 then
+      answers[n + 2], answers[n + 3], answers[n + 4] = f1, f2, f3
+    else
+      answers[n + 2], answers[n + 3], answers[n + 4] = reply(f1), reply(f2), reply(f3)
+    end
   end
   answers[n + 1] = applied
   n = n + set.fields + 1
@@ -775,7 +817,7 @@ for key, h in pairs(held) do
   local written
   if h.dirty and h.stored then
     for k = 1, h.n do h[k] = num(h[k]) end
-    written = redis.pcall('SET', key, table.concat(h, ':', 1, h.n), 'PX', h.px)
+    written = redis.pcall('SET', key, table.concat(h, ':', 1, h.n), 'PX', format('%d', h.px))
   elseif h.dirty and h.raw then
     written = redis.pcall('DEL', key)
   end

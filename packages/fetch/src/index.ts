@@ -72,10 +72,11 @@ export interface FetchConcurrencyLimitOptions<Args extends unknown[] = []>
 /**
  * What {@link FetchRateLimiter.check} decided. `allowed: true`: run the handler, then send
  * `apply(response)`, which adds `headers` and, for a refund after the response
- * (`skipSuccessfulRequests`, `skipFailedRequests`), watches its body: a response never applied stays
- * counted. `info` is `undefined` when the limiter skipped the request (`skip`, `allowList`); in dry run
- * `info.decision.allowed` may be `false`. `allowed: false`: send `response` (a 429, a 403 for a cost no
- * wait can cover, or `onLimited`'s), headers included.
+ * (`skipSuccessfulRequests`, `skipFailedRequests`), watches its end: the Node.js response's when
+ * `check` was given @hono/node-server's `env` first among the handler's arguments, else its body's. A
+ * response never applied stays counted. `info` is `undefined` when the limiter skipped the request
+ * (`skip`, `allowList`); in dry run `info.decision.allowed` may be `false`. `allowed: false`: send
+ * `response` (a 429, a 403 for a cost no wait can cover, or `onLimited`'s), headers included.
  *
  * @example
  * const result = await limiter.check(request);
@@ -94,8 +95,10 @@ export type RateLimitResult =
 
 /**
  * What {@link FetchConcurrencyLimiter.check} decided. `allowed: true`: the request holds a slot until
- * the body of `apply(response)` is read to its end or cancelled; `release()` gives it back when no
- * response will be sent (the handler threw). `allowed: false`: send `response`, a 429.
+ * `apply(response)` was sent or its client went away (on @hono/node-server, given its `env`: until the
+ * Node.js response closes; elsewhere until its body is read to its end or cancelled); `release()`
+ * gives it back when no response will be sent (the handler threw). `allowed: false`: send `response`,
+ * a 429.
  *
  * @example
  * const slot = await uploads.check(request);
@@ -173,7 +176,7 @@ export function rateLimit<Args extends unknown[] = []>(
   return {
     async check(request, ...args) {
       rememberArgs(request, args);
-      const answer = WebAnswer.for(request).checking();
+      const answer = WebAnswer.for(request, request.method, args[0]).checking();
       const handled = await handle(request, answer);
       if (handled.kind === 'next') {
         const apply = (response: Response) => answer.finish(response);
@@ -236,7 +239,7 @@ export function concurrencyLimit<Args extends unknown[] = []>(
   return {
     async check(request, ...args) {
       rememberArgs(request, args);
-      const answer = WebAnswer.for(request);
+      const answer = WebAnswer.for(request, request.method, args[0]);
       const handled = await handle(request, answer);
       if (handled.kind === 'next') {
         return {

@@ -167,7 +167,8 @@ function middleware(
   handler?: HonoRateLimitOptions['handler'],
 ): MiddlewareHandler {
   return async function limited(c, next) {
-    const answer = WebAnswer.for(c, c.req.method);
+    // On @hono/node-server, `c.env` holds the Node.js response, whose end is the answer's.
+    const answer = WebAnswer.for(c, c.req.method, c.env);
     const handled = await handle(c, checking ? answer.checking() : answer);
     if (handled.kind === 'next') return finishAfter(c, next, answer);
     if (handled.kind === 'handler' && handler) return answer.finish(await handler(c, handled.info));

@@ -7,6 +7,7 @@
 import type { NodeResponse, RateLimitInfo, RateLimitRejection } from '../answer/outcome.js';
 import type { RateLimitOptions } from '../options/option-types.js';
 import type { ResponseAccess } from './lifecycle.js';
+import { whenResponseEnds } from './response-end.js';
 
 /**
  * The answer in the making of each request (a `Request`, a Hono `Context`): one for all its limiters. A
@@ -17,11 +18,15 @@ type Answered = { [ANSWER]?: WebAnswer };
 
 /**
  * A request's answer, shaped as the core's `NodeResponse`, since the core learns from that how a
- * response ended: `'close'` once the body was read to its end (`writableEnded`) or cancelled (not).
+ * response ended: `'close'` once it was sent (`writableEnded`) or not, the client gone. Where the
+ * runtime answers through a Node.js response (@hono/node-server), that response's own `'close'` ends
+ * the answer. Elsewhere the runtime tells nothing, and the body is watched instead: the answer ends
+ * when it was read to its end or cancelled, which is the runtime sending it unless a middleware outside
+ * the limiter reads it first (Hono's `etag()` hashes a clone), so such middleware goes after the limiter.
  * For adapters built on Web `Response`s; apps do not need it.
  *
  * @example
- * const answer = WebAnswer.for(request);
+ * const answer = WebAnswer.for(request, request.method, env); // env: the handler's second argument
  * const handled = await rateLimitLifecycle(limiter, WebAnswer.access(expose))(request, answer);
  * if (handled.kind === 'next') return answer.finish(await handler(request));
  */
@@ -39,18 +44,26 @@ export class WebAnswer implements NodeResponse {
   closed = false;
   /** A HEAD answer sends no body, and runtimes drop it unread (Hono does): it ends once it is sent. */
   readonly #head: boolean;
+  /** The Node.js response the runtime sends the answer through, when it gives one: its end is the answer's. */
+  readonly #outgoing: NodeResponse | undefined;
   #listeners: (() => void)[] = [];
+  /** Whether the answer's end is watched already: the Node.js response's, or else its body's. */
   #watched = false;
 
-  private constructor(method: string) {
+  private constructor(method: string, outgoing: NodeResponse | undefined) {
     this.#head = method === 'HEAD';
+    this.#outgoing = outgoing;
   }
 
-  /** The answer of `request` (or of a framework's context): the same for every limiter of the request. */
-  static for(request: object, method = (request as Request).method): WebAnswer {
+  /**
+   * The answer of `request` (or of a framework's context): the same for every limiter of the request.
+   * `bindings` is what the runtime gave the handler beside the request (Hono's `c.env`): when it holds
+   * the Node.js response (@hono/node-server's `{ incoming, outgoing }`), the answer ends with it.
+   */
+  static for(request: object, method = (request as Request).method, bindings?: unknown): WebAnswer {
     const known = (request as Answered)[ANSWER];
     if (known !== undefined && !known.closed) return known;
-    const answer = new WebAnswer(method);
+    const answer = new WebAnswer(method, outgoingOf(bindings));
     (request as Answered)[ANSWER] = answer;
     return answer;
   }
@@ -102,9 +115,16 @@ export class WebAnswer implements NodeResponse {
 
   once(_event: 'close', listener: () => void): void {
     this.#listeners.push(listener);
+    const outgoing = this.#outgoing;
+    if (outgoing === undefined || this.#watched) return;
+    this.#watched = true;
+    // Sent means the Node.js response ended, whoever read the body: a middleware that reads a clone of
+    // it (to hash it) reaches its end long before the client has it. A response that closed before the
+    // answer was finished, or before it ended (the client went away), was not sent.
+    whenResponseEnds(outgoing, () => this.end(this.response !== undefined && outgoing.writableEnded));
   }
 
-  /** Ends the answer, once: `completed` when its body was read to the end, not when cancelled or failed. */
+  /** Ends the answer, once: `completed` when it was sent to the end, not when cancelled or failed. */
   end(completed: boolean): void {
     if (this.closed) return;
     this.writableEnded = completed;
@@ -121,8 +141,9 @@ export class WebAnswer implements NodeResponse {
 
   /**
    * `response` with the rate-limit headers, in a copy when its headers are immutable (a `fetch()`
-   * answer). When a refund or a lease waits for its end, its body is watched, in a copy of the
-   * `Response`: the answer ends when the body was read to the end, or cancelled. Without a body, now.
+   * answer). When a refund or a lease waits for its end and no Node.js response tells it, its body is
+   * watched, in a copy of the `Response`: the answer ends when the body was read to the end, or
+   * cancelled. Without a body, now.
    */
   finish(response: Response): Response {
     return this.#finish(response, false);
@@ -161,6 +182,19 @@ export class WebAnswer implements NodeResponse {
 }
 
 const newResponse = (body: string | null, init: ResponseInit): Response => new Response(body, init);
+
+/**
+ * The Node.js response in a runtime's `bindings`, if there is one: @hono/node-server passes
+ * `{ incoming, outgoing }`. Only an own `outgoing` that behaves as one counts: other runtimes pass other
+ * things there (Deno its `info`, Bun its server, Workers the app's own bindings), and a polluted
+ * Object.prototype must not make one up.
+ */
+function outgoingOf(bindings: unknown): NodeResponse | undefined {
+  if (typeof bindings !== 'object' || bindings === null || !Object.hasOwn(bindings, 'outgoing')) return;
+  const outgoing = (bindings as { outgoing: Partial<NodeResponse> | null }).outgoing;
+  const behaves = typeof outgoing?.once === 'function' && typeof outgoing.writableEnded === 'boolean';
+  return behaves ? (outgoing as NodeResponse) : undefined;
+}
 
 /** Sets `headers` on `response`, or on a copy of it when its headers are immutable. */
 function withHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {

@@ -34,6 +34,30 @@ function indented(body: string, spaces: number): string {
   return lines.map((line, i) => (i === 0 ? '' : ' '.repeat(spaces)) + line.slice(margin)).join('\n');
 }
 
+/**
+ * What every single-check script does first: its locals, then `policy` (Lua that reads the policy
+ * arguments), then the check's cost, deadline and now (ARGV[`argument(0)`] on); a check past its deadline
+ * answers -1, and `raw` is the key's state as read (a key Redis refuses to read answers -2).
+ */
+function prelude(policy: string, argument: (k: number) => string): string {
+  return `local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
+local find, sub, format = string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+${policy}
+local cost, deadline, now = tonumber(argv[${argument(0)}]), argv[${argument(1)}], argv[${argument(2)}]
+if now then
+  now = tonumber(now)
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+end
+if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then return { now, -2, raw.err } end
+`;
+}
+
 /** A whole number a double holds exactly: written and answered in plain digits. */
 const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x} < 9007199254740992`;
 
@@ -62,22 +86,7 @@ export function singleCheckLua(algorithm: Algorithm): string {
     " .. ':' .. ",
   );
   return `
-local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
-local find, sub, format = string.find, string.sub, string.format
-local argv, key = ARGV, KEYS[1]
-local ${policyArgs} = ${policyValues}
-local cost, deadline, now = tonumber(argv[${a}]), argv[${a + 1}], argv[${a + 2}]
-if now then
-  now = tonumber(now)
-else
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
-end
-if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
-
-local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
-local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
+${prelude(`local ${policyArgs} = ${policyValues}`, (k) => String(a + k))}local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
 if raw then
   local from, sep = 1, nil
   repeat
@@ -125,22 +134,7 @@ export function policiesCheckLua(): string {
       .join('');
   const policy = `local code, limit, window, capacity = tonumber(argv[i]), tonumber(argv[i + 2]), tonumber(argv[i + 3]), tonumber(argv[i + 4])`;
   return `
-local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
-local find, sub, format = string.find, string.sub, string.format
-local argv, key = ARGV, KEYS[1]
-local last = 1 + 5 * tonumber(argv[1]) -- the last policy argument
-local cost, deadline, now = tonumber(argv[last + 1]), argv[last + 2], argv[last + 3]
-if now then
-  now = tonumber(now)
-else
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
-end
-if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
-
-local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
--- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
+${prelude('local last = 1 + 5 * tonumber(argv[1]) -- the last policy argument', (k) => `last + ${k + 1}`)}-- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
 local stored, st, fields = raw and true or false, {}, 0
 for i = 3, last, 5 do fields = fields + tonumber(argv[i]) end
 if raw then

@@ -6,7 +6,8 @@
  * `packages/<name>/dist` of DIR, another checkout of this repository, in the same shuffled rounds, and
  * reports this build ÷ DIR's, so a change is measured beside the code before it in one sitting; a framework
  * whose adapter DIR does not have, as older checkouts have no packages/hono, runs this build only, with a
- * note under the ratios; the core rows run this build only).
+ * note under the ratios; the core rows run this build only). `pnpm bench --redis-cost [--json=file]` runs
+ * only the Redis-cost tables (`redis-cost/`): instructions per check under callgrind, memory per client.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -40,6 +41,8 @@ export interface BenchConfig {
   /** Checks per sample of the core-only rows: Redis at concurrency 1, at 64, and in memory. */
   readonly coreChecks: { readonly serial: number; readonly concurrent: number; readonly memory: number };
   readonly coreRounds: number;
+  /** `--redis-cost`: the Redis-cost tables alone, instead of the HTTP and core rows. */
+  readonly redisCost: boolean;
 }
 
 export function parseConfig(argv: readonly string[]): BenchConfig {
@@ -53,9 +56,14 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
       json: { type: 'string' },
       framework: { type: 'string', multiple: true },
       against: { type: 'string' },
+      'redis-cost': { type: 'boolean', default: false },
     },
   });
   const { quick = false, load, only } = values;
+  const redisCost = values['redis-cost'] === true;
+  if (redisCost && (only !== undefined || values.against !== undefined || values.framework !== undefined)) {
+    throw new Error('--redis-cost runs alone: it takes no --only, --against or --framework');
+  }
   if (load !== undefined && load !== 'wrk' && load !== 'autocannon') {
     throw new Error(`--load must be wrk or autocannon; got ${load}`);
   }
@@ -96,6 +104,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
       ? { serial: 1_000, concurrent: 5_000, memory: 200_000 }
       : { serial: 5_000, concurrent: 30_000, memory: 1_000_000 },
     coreRounds: quick ? 3 : 5,
+    redisCost,
   };
 }
 

@@ -8,21 +8,39 @@ import { join } from 'node:path';
 /** A running Redis the bench started; `stop` ends it and removes its folder. */
 export interface BenchRedisServer {
   readonly url: string;
+  /** The server's process (valgrind's, when it runs under valgrind). */
+  readonly pid: number;
+  /** The server's own folder, removed by `stop`. */
+  readonly dir: string;
   stop(): Promise<void>;
+}
+
+/** How to start the server. */
+export interface RedisServerOptions {
+  /**
+   * Words run before `redis-server`, given the server's folder: a tool it runs under, such as valgrind.
+   * Default: none.
+   */
+  readonly wrapper?: (dir: string) => readonly string[];
+  /** More `redis-server` options, such as `['--enable-debug-command', 'local']`. Default: none. */
+  readonly args?: readonly string[];
 }
 
 /**
  * Starts `redis-server` for the bench alone: the bench reads its CPU and command counters, so no other
  * client may share it (a server of the user's own is never used).
  */
-export async function startRedisServer(): Promise<BenchRedisServer> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<BenchRedisServer> {
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-bench-redis-'));
+  const wrapper = options.wrapper?.(dir) ?? [];
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
-      const child = await spawnRedis(port, dir);
+      const child = await spawnRedis(port, dir, wrapper, options.args ?? []);
       return {
         url: `redis://127.0.0.1:${port}`,
+        pid: child.pid as number,
+        dir,
         async stop() {
           if (child.exitCode === null && child.signalCode === null) {
             const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -42,13 +60,19 @@ export async function startRedisServer(): Promise<BenchRedisServer> {
   }
 }
 
-async function spawnRedis(port: number, dir: string): Promise<ChildProcess> {
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-  const child = spawn('redis-server', [...args, '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function spawnRedis(
+  port: number,
+  dir: string,
+  wrapper: readonly string[],
+  extra: readonly string[],
+): Promise<ChildProcess> {
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra];
+  const [command = 'redis-server', ...rest] = [...wrapper, 'redis-server', ...args, '--dir', dir];
+  const child = spawn(command, rest, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     child.once('error', (error) =>
-      reject(new Error(`cannot start redis-server (apt-get install redis-server): ${error.message}`)),
+      reject(new Error(`cannot start ${command} (apt-get install ${command}): ${error.message}`)),
     );
     child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}:\n${output}`)));
     child.stdout?.on('data', function onData(chunk) {

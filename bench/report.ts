@@ -176,7 +176,8 @@ function withRange(value: number, [low, high]: readonly [number, number], digits
   return `${value.toFixed(digits)} (${low.toFixed(digits)}–${high.toFixed(digits)})`;
 }
 
-function markdownTable(header: readonly string[], lines: readonly (readonly string[])[]): string {
+/** A Markdown table, numeric columns right-aligned, every column padded to its widest cell. */
+export function markdownTable(header: readonly string[], lines: readonly (readonly string[])[]): string {
   const numeric = header.map(
     (_, i) => lines.length > 0 && lines.every((l) => /^[\d.,×()–—\s-]*$/.test(l[i] ?? '')),
   );

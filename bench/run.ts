@@ -1,7 +1,7 @@
 /**
  * `pnpm bench [--quick]`: Tollgate beside its peers on Express, Fastify, Koa, Hono and NestJS (on Express),
  * on the same machine and the same Redis, each framework also without a limiter as its baseline; then
- * core-only rows without HTTP.
+ * core-only rows without HTTP. `pnpm bench --redis-cost`: what a check costs Redis, alone (redis-cost/).
  * Prints Markdown tables of ratios and per-request costs. Starts its own redis-server (it reads that
  * server's CPU and command counters, so it must be the bench's alone). Options: see `options.ts`.
  */
@@ -19,6 +19,7 @@ import { type CellResult, runHttpBench, WrongAnswerError } from './http-bench.js
 import { checkGoals, summarize } from './http-summary.js';
 import { chooseLoadGenerator } from './load/load-generator.js';
 import { type BenchConfig, parseConfig } from './options.js';
+import { redisCostReport, runRedisCost } from './redis-cost/redis-cost.js';
 import { startRedisServer } from './redis-server.js';
 import { againstTable, contextLines, coreTables, goalTable, httpTables } from './report.js';
 
@@ -27,6 +28,13 @@ const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 
 async function main(): Promise<void> {
   const config = parseConfig(process.argv.slice(2));
+  if (config.redisCost) {
+    // Counted, not timed: no pinning, and its own servers.
+    const redisCost = await runRedisCost();
+    console.log(redisCostReport(redisCost));
+    if (config.json) await writeFile(config.json, JSON.stringify({ config, redisCost }, null, 1));
+    return;
+  }
   pinProcess(process.pid, LOAD_CORE);
   const redisServer = await startRedisServer();
   const stats = new Redis(redisServer.url);

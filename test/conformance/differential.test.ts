@@ -34,19 +34,24 @@ const POLICY_SETS: Record<string, Policy | Policy[]> = {
 };
 
 /**
- * One clock for both stores, never behind this process's own: Redis forgets a key by the real clock,
- * so the test clock only ever runs ahead of it, and the memory store then forgets no later than Redis
- * does (a key either store forgot is as good as fresh). Frozen within a step, so both decide at one ms.
+ * One clock for both stores, moved before each operation the two make, and always ahead of this
+ * process's own by more than the time an operation takes: Redis forgets a key by the real clock, so the
+ * test clock must reach a key's end no later than Redis does (then the memory store forgets it no later,
+ * and a key either store forgot is as good as fresh). Both stores see one ms in each operation.
  */
 class SharedClock {
   #aheadMs = 0;
   #nowMs = Date.now();
   readonly now = (): number => this.#nowMs;
+  /** Moves the clock `advanceMs`, and at least `OPERATION_MS` more than the real clock moved. */
   step(advanceMs: number): void {
-    this.#aheadMs += advanceMs;
+    this.#aheadMs += advanceMs + OPERATION_MS;
     this.#nowMs = Math.max(this.#nowMs, Date.now() + this.#aheadMs);
   }
 }
+
+/** More than one operation of both stores takes on a loaded machine, in ms. */
+const OPERATION_MS = 50;
 
 /** What two decisions must agree on: all of it. */
 function comparable(decision: Decision): unknown {
@@ -56,6 +61,7 @@ function comparable(decision: Decision): unknown {
 interface Pair {
   readonly memory: Limiter;
   readonly redis: Limiter;
+  readonly clock: SharedClock;
 }
 
 /** Runs `operation` on both limiters and checks they answer alike (a rejection included). */
@@ -64,6 +70,7 @@ async function both<T>(
   what: string,
   operation: (limiter: Limiter) => Promise<T>,
 ): Promise<[T, T]> {
+  pair.clock.step(0);
   const settled = await Promise.allSettled([operation(pair.memory), operation(pair.redis)]);
   const [memory, redis] = settled;
   expect(redis.status, what).toBe(memory.status);
@@ -82,6 +89,7 @@ async function run(seed: number, policies: Policy | Policy[], overrides: boolean
   const clock = new SharedClock();
   const options = { policies, overrides, denyCache: false, onStoreError: 'throw' } as const;
   const pair: Pair = {
+    clock,
     memory: createLimiter({ ...options, store: new MemoryStore({ clock: clock.now }) }),
     redis: createLimiter({
       ...options,
@@ -117,6 +125,7 @@ async function run(seed: number, policies: Policy | Policy[], overrides: boolean
       const actual = random() < 0.3 ? -1 : Math.floor(random() * 6);
       const settle = (side: 'memory' | 'redis') =>
         actual < 0 ? reservation?.[side].cancel() : reservation?.[side].settle(actual);
+      clock.step(0);
       await Promise.all([settle('memory'), settle('redis')]);
     } else if (op < 0.72 && charges.length > 0) {
       const charge = pick(charges);

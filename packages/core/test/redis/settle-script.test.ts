@@ -10,6 +10,7 @@ import {
 } from '../../src/stores/redis/script/generate.js';
 import {
   LEASE_SCRIPT,
+  OVERRIDABLE_CHECK_SCRIPTS,
   OVERRIDE_SCRIPT,
   POLICIES_CHECK_SCRIPT,
   SETTLE_SCRIPT,
@@ -47,6 +48,17 @@ describe('the single-check scripts Redis runs', () => {
       'token-bucket': '9d8e77a6b7885650817618c0ced2bcbe09518bec',
       'fixed-window': 'ade813622171ba31d4a65879498cf311eb7c4b27',
       'sliding-window': '01f69bd8631e61ff9a7f7188def956bcbb39ae3f',
+    });
+  });
+});
+
+describe('the single-check scripts that read overrides', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    const shas = Object.entries(OVERRIDABLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
+    expect(Object.fromEntries(shas)).toEqual({
+      'token-bucket': 'bdce69625d1c6cbd1c73e54d69f0670dd9ee8cb1',
+      'fixed-window': '07dc68a7996dc87d3fec1e2b33ad1e627df5646a',
+      'sliding-window': '16f80e91dd86b4149db3e68aeb9aafb5e7684afa',
     });
   });
 });

@@ -467,6 +467,16 @@ ${Object.values(ALGORITHMS)
   .join('\n')}
 } as const;
 
+/**
+ * The single-check scripts for a limiter that reads overrides, by algorithm: as above, with the key's
+ * override read beside it.
+ */
+export const OVERRIDABLE_CHECK_LUA = {
+${Object.values(ALGORITHMS)
+  .map((algorithm) => `  '${algorithm.name}': \`${literal(singleCheckLua(algorithm, true))}\`,`)
+  .join('\n')}
+} as const;
+
 /** The single-check script of a set of several policies. */
 export const POLICIES_CHECK_LUA = \`${literal(policiesCheckLua())}\`;
 `;

@@ -1024,6 +1024,257 @@ return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 900719925
 `,
 } as const;
 
+/**
+ * The single-check scripts for a limiter that reads overrides, by algorithm: as above, with the key's
+ * override read beside it.
+ */
+export const OVERRIDABLE_CHECK_LUA = {
+  'token-bucket': `
+local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
+local find, sub, format = string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+local limit, window, capacity = tonumber(argv[1]), tonumber(argv[2]), tonumber(argv[3])
+local cost, deadline, now = tonumber(argv[4]), argv[5], argv[6]
+if now then
+  now = tonumber(now)
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+end
+if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then return { now, -2, raw.err } end
+local stored, f1, f2 = raw and true or false, false, false
+if raw then
+  local from, sep = 1, nil
+  repeat
+    sep = find(raw, ':', from, true)
+    f1 = tonumber(sub(raw, from, sep and sep - 1))
+    if not sep then break end
+    from = sep + 1
+    sep = find(raw, ':', from, true)
+    f2 = tonumber(sub(raw, from, sep and sep - 1))
+  until true
+end
+-- override: the override in force, as stored, answered last (0: none); ownLimit, ownCapacity: the policy's.
+local override, ends, ownLimit, ownCapacity = 0, 0, limit, capacity
+local record = redis.pcall('GET', key .. ':o')
+if type(record) == 'string' then
+  local first = find(record, ':', 1, true)
+  local second = first and find(record, ':', first + 1, true)
+  local expires = second and tonumber(sub(record, 1, first - 1))
+  local ovLimit = second and tonumber(sub(record, first + 1, second - 1))
+  local ovBurst = second and not find(record, ':', second + 1, true) and tonumber(sub(record, second + 1))
+  if ovBurst and expires >= 0 and expires % 1 == 0 and ovLimit >= 1 and ovLimit % 1 == 0
+    and ovBurst >= 1 and ovBurst % 1 == 0 then
+    if expires == 0 or expires > now then
+      override, ends, limit, capacity = record, expires, ovLimit, ovBurst * window
+    elseif stored then
+      -- Ended: what was written under it is read in its terms, then in the policy's own.
+      local wasLimit, was, ends, before = ovLimit, ovBurst * window, expires, expires
+      if f2 < before then
+        local level = min(was, f1 + max(0, ends - f2) * wasLimit)
+        -- What was used stays used: a level owed stays owed, one held is what the new burst leaves of it.
+        if level >= 0 then level = min(capacity, max(0, level + capacity - was)) end
+        f1, f2 = level, max(f2, ends)
+      end
+    end
+  end
+end
+do
+  if not stored then
+    f1, f2 = capacity, now
+  else
+    -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
+    local at = f2
+    f1 = min(capacity, f1 + max(0, now - at) * limit)
+    if at < now then f2 = now end
+  end
+end
+local applied = 0
+if f1 >= cost * window then
+  applied = 1
+  -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+  f1 = max(capacity - 9007199254740991, f1 - cost * window)
+  local quiet, written = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)), nil
+  if override ~= 0 then
+    limit, capacity = ownLimit, ownCapacity
+    quiet = max(quiet, (ends > 0 and ends - now or 0) + (f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)))
+  end
+  if quiet > 0 then
+    local value
+    if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992) and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then value = format('%d:%d', f1, f2) else value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) end
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then return { now, -2, written.err } end
+end
+-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992) and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then return { now, applied, f1, f2, override } end
+return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), override }
+`,
+  'fixed-window': `
+local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
+local find, sub, format = string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+local limit, window = tonumber(argv[1]), tonumber(argv[2])
+local cost, deadline, now = tonumber(argv[3]), argv[4], argv[5]
+if now then
+  now = tonumber(now)
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+end
+if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then return { now, -2, raw.err } end
+local stored, f1, f2 = raw and true or false, false, false
+if raw then
+  local from, sep = 1, nil
+  repeat
+    sep = find(raw, ':', from, true)
+    f1 = tonumber(sub(raw, from, sep and sep - 1))
+    if not sep then break end
+    from = sep + 1
+    sep = find(raw, ':', from, true)
+    f2 = tonumber(sub(raw, from, sep and sep - 1))
+  until true
+end
+-- override: the override in force, as stored, answered last (0: none); ownLimit: the policy's.
+local override, ends, ownLimit = 0, 0, limit
+local record = redis.pcall('GET', key .. ':o')
+if type(record) == 'string' then
+  local first = find(record, ':', 1, true)
+  local second = first and find(record, ':', first + 1, true)
+  local expires = second and tonumber(sub(record, 1, first - 1))
+  local ovLimit = second and tonumber(sub(record, first + 1, second - 1))
+  local ovBurst = second and not find(record, ':', second + 1, true) and tonumber(sub(record, second + 1))
+  if ovBurst and expires >= 0 and expires % 1 == 0 and ovLimit >= 1 and ovLimit % 1 == 0
+    and ovBurst >= 1 and ovBurst % 1 == 0 then
+    if expires == 0 or expires > now then
+      override, ends, limit = record, expires, ovLimit
+    end
+  end
+end
+do
+  -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
+  -- stepped back keeps the window it is in.
+  if not stored or f2 <= 0 or now >= f1 + window then f1, f2 = now, 0 end
+end
+local applied = 0
+if f2 + cost <= limit then
+  applied = 1
+  f2 = f2 + cost
+  local quiet, written = max(0, f2 > 0 and f1 + window - now or 0), nil
+  if override ~= 0 then
+    limit = ownLimit
+    quiet = max(quiet, (ends > 0 and ends - now or 0) + (f2 > 0 and f1 + window - now or 0))
+  end
+  if quiet > 0 then
+    local value
+    if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992) and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then value = format('%d:%d', f1, f2) else value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) end
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then return { now, -2, written.err } end
+end
+-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992) and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then return { now, applied, f1, f2, override } end
+return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), override }
+`,
+  'sliding-window': `
+local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
+local find, sub, format = string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+local limit, window = tonumber(argv[1]), tonumber(argv[2])
+local cost, deadline, now = tonumber(argv[3]), argv[4], argv[5]
+if now then
+  now = tonumber(now)
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+end
+if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then return { now, -2, raw.err } end
+local stored, f1, f2, f3 = raw and true or false, false, false, false
+if raw then
+  local from, sep = 1, nil
+  repeat
+    sep = find(raw, ':', from, true)
+    f1 = tonumber(sub(raw, from, sep and sep - 1))
+    if not sep then break end
+    from = sep + 1
+    sep = find(raw, ':', from, true)
+    f2 = tonumber(sub(raw, from, sep and sep - 1))
+    if not sep then break end
+    from = sep + 1
+    sep = find(raw, ':', from, true)
+    f3 = tonumber(sub(raw, from, sep and sep - 1))
+  until true
+end
+-- override: the override in force, as stored, answered last (0: none); ownLimit: the policy's.
+local override, ends, ownLimit = 0, 0, limit
+local record = redis.pcall('GET', key .. ':o')
+if type(record) == 'string' then
+  local first = find(record, ':', 1, true)
+  local second = first and find(record, ':', first + 1, true)
+  local expires = second and tonumber(sub(record, 1, first - 1))
+  local ovLimit = second and tonumber(sub(record, first + 1, second - 1))
+  local ovBurst = second and not find(record, ':', second + 1, true) and tonumber(sub(record, second + 1))
+  if ovBurst and expires >= 0 and expires % 1 == 0 and ovLimit >= 1 and ovLimit % 1 == 0
+    and ovBurst >= 1 and ovBurst % 1 == 0 then
+    if expires == 0 or expires > now then
+      override, ends, limit = record, expires, ovLimit
+    end
+  end
+end
+do
+  local start = floor(now / window) * window
+  if not stored then
+    f1, f2, f3 = start, 0, 0
+  elseif start > f1 then -- a clock that stepped back keeps the stored windows
+    if start == f1 + window then
+      f1, f2, f3 = start, f3, 0
+    else
+      f1, f2, f3 = start, 0, 0
+    end
+  end
+end
+local applied = 0
+if -- The previous window's count, weighted by what the sliding window still covers of it.
+  f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
+  applied = 1
+  f3 = f3 + cost
+  local quiet, written = max(0, f3 > 0 and f1 + 2 * window - now
+    or f2 > 0 and f1 + window - now
+    or 0), nil
+  if override ~= 0 then
+    limit = ownLimit
+    quiet = max(quiet, (ends > 0 and ends - now or 0) + (f3 > 0 and f1 + 2 * window - now
+      or f2 > 0 and f1 + window - now
+      or 0))
+  end
+  if quiet > 0 then
+    local value
+    if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992) and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992) then value = format('%d:%d:%d', f1, f2, f3) else value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) end
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then return { now, -2, written.err } end
+end
+-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992) and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992) then return { now, applied, f1, f2, f3, override } end
+return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and f3 or format('%.17g', f3), override }
+`,
+} as const;
+
 /** The single-check script of a set of several policies. */
 export const POLICIES_CHECK_LUA = `
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil

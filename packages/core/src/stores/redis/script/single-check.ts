@@ -61,8 +61,13 @@ if type(raw) == 'table' then return { now, -2, raw.err } end
 /** A whole number a double holds exactly: written and answered in plain digits. */
 const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x} < 9007199254740992`;
 
-/** The single-check script of `algorithm`, as Redis runs it. */
-export function singleCheckLua(algorithm: Algorithm): string {
+/**
+ * The single-check script of `algorithm`, as Redis runs it; `overridable`: for a limiter that reads
+ * overrides, the key's override read beside it (`<key>:o`, as the settle script reads it), its limits
+ * decided by while it is in force, what was written under it rebased once it has ended, and the override
+ * answered last (0: none).
+ */
+export function singleCheckLua(algorithm: Algorithm, overridable = false): string {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
   const { fields } = algorithm;
   const inline = (body: string, spaces = 2) => indented(inFieldLocals(body, fields), spaces);
@@ -93,7 +98,7 @@ if raw then
     ${parse}
   until true
 end
-do
+${overridable ? overrideSection(lua, capacity, inline) : ''}do
   ${inline(lua.current)}
 end
 local applied = 0
@@ -101,7 +106,7 @@ if ${inline(lua.fits)} then
   applied = 1
   ${inline(lua.apply)}
   local quiet, written = max(0, ${inline(lua.idle)}), nil
-  if quiet > 0 then
+${overridable ? ownIdle(capacity, inline(lua.idle, 4)) : ''}  if quiet > 0 then
     local value
     if ${whole} then value = format('${digits}', ${locals}) else value = ${anyNumber} end
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
@@ -111,8 +116,59 @@ if ${inline(lua.fits)} then
   if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
-if ${whole} then return { now, applied, ${locals} } end
-return { now, applied, ${fieldList(fields, (k) => `${SAFE(f(k))} and ${f(k)} or format('%.17g', ${f(k)})`)} }
+if ${whole} then return { now, applied, ${locals}${overridable ? ', override' : ''} } end
+return { now, applied, ${fieldList(fields, (k) => `${SAFE(f(k))} and ${f(k)} or format('%.17g', ${f(k)})`)}${overridable ? ', override' : ''} }
+`;
+}
+
+/**
+ * The override part of an overridable single-check script, after the state is read: the settle
+ * script's \`overrideOf()\` for one policy (a stored override that does not fit is none), then its
+ * limits while it is in force, or else the rebase of a state written under it.
+ */
+function overrideSection(
+  lua: AlgorithmLua,
+  capacity: boolean,
+  inline: (body: string, spaces?: number) => string,
+): string {
+  const limits = capacity ? 'limit, capacity' : 'limit';
+  const overridden = capacity ? 'ovLimit, ovBurst * window' : 'ovLimit';
+  const rebase =
+    lua.rebase.trim() === ''
+      ? ''
+      : `
+    elseif stored then
+      -- Ended: what was written under it is read in its terms, then in the policy's own.
+      local wasLimit, was, ends, before = ovLimit, ovBurst * window, expires, expires
+      ${inline(lua.rebase, 6)}`;
+  return `-- override: the override in force, as stored, answered last (0: none); ownLimit${capacity ? ', ownCapacity' : ''}: the policy's.
+local override, ends, ownLimit${capacity ? ', ownCapacity' : ''} = 0, 0, ${limits}
+local record = redis.pcall('GET', key .. ':o')
+if type(record) == 'string' then
+  local first = find(record, ':', 1, true)
+  local second = first and find(record, ':', first + 1, true)
+  local expires = second and tonumber(sub(record, 1, first - 1))
+  local ovLimit = second and tonumber(sub(record, first + 1, second - 1))
+  local ovBurst = second and not find(record, ':', second + 1, true) and tonumber(sub(record, second + 1))
+  if ovBurst and expires >= 0 and expires % 1 == 0 and ovLimit >= 1 and ovLimit % 1 == 0
+    and ovBurst >= 1 and ovBurst % 1 == 0 then
+    if expires == 0 or expires > now then
+      override, ends, ${limits} = record, expires, ${overridden}${rebase}
+    end
+  end
+end
+`;
+}
+
+/**
+ * While an override is in force, a state is kept, too, until the policy's own limits would have refilled
+ * it once the override is over (as the settle script keeps it).
+ */
+function ownIdle(capacity: boolean, idle: string): string {
+  return `  if override ~= 0 then
+    ${capacity ? 'limit, capacity = ownLimit, ownCapacity' : 'limit = ownLimit'}
+    quiet = max(quiet, (ends > 0 and ends - now or 0) + (${idle}))
+  end
 `;
 }
 

@@ -56,7 +56,12 @@ import type { AlgorithmName, ResolvedPolicy } from '../../../model/policy.js';
 import type { BucketMode, BucketResult, OverrideResult } from '../../../model/store.js';
 import type { LuaScript } from '../redis-client.js';
 import { OVERRIDE_LUA } from './override-script.js';
-import { POLICIES_CHECK_LUA, SETTLE_LUA, SINGLE_CHECK_LUA } from './settle-script.generated.js';
+import {
+  OVERRIDABLE_CHECK_LUA,
+  POLICIES_CHECK_LUA,
+  SETTLE_LUA,
+  SINGLE_CHECK_LUA,
+} from './settle-script.generated.js';
 import { readsCapacity } from './single-check.js';
 
 /** The script that settles a batch of checks: the committed text, as reviewed. */
@@ -69,6 +74,12 @@ export const SINGLE_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = 
   'token-bucket': luaScript(SINGLE_CHECK_LUA['token-bucket']),
   'fixed-window': luaScript(SINGLE_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(SINGLE_CHECK_LUA['sliding-window']),
+};
+/** The same, for a limiter that reads overrides: the key's override is read beside it. */
+export const OVERRIDABLE_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
+  'token-bucket': luaScript(OVERRIDABLE_CHECK_LUA['token-bucket']),
+  'fixed-window': luaScript(OVERRIDABLE_CHECK_LUA['fixed-window']),
+  'sliding-window': luaScript(OVERRIDABLE_CHECK_LUA['sliding-window']),
 };
 /** The script that settles a call of one simple check of several policies. */
 export const POLICIES_CHECK_SCRIPT = luaScript(POLICIES_CHECK_LUA);
@@ -204,18 +215,21 @@ export class ScriptCall {
 }
 
 /**
- * Whether a call of `check` alone may go to a single-check script: a consume with no ban, penalty or
- * override to read.
+ * Whether a call of `check` alone may go to a single-check script: a consume with no ban or penalty, and
+ * overrides to read only for one policy.
  */
-export function isSingleCheck({ ban, overrides, mode }: ScriptCheck): boolean {
-  return ban === undefined && !overrides && mode === 'consume';
+export function isSingleCheck({ policies, ban, overrides, mode }: ScriptCheck): boolean {
+  return ban === undefined && mode === 'consume' && (!overrides || policies.length === 1);
 }
 
-/** The single-check script of `check` (see {@link isSingleCheck}): its algorithm's, or the policies' one. */
-export function singleCheckScript({ policies }: ScriptCheck): LuaScript {
-  return policies.length === 1
-    ? SINGLE_CHECK_SCRIPTS[(policies[0] as ResolvedPolicy).algorithm]
-    : POLICIES_CHECK_SCRIPT;
+/**
+ * The single-check script of `check` (see {@link isSingleCheck}): its algorithm's (reading overrides or
+ * not), or the one for several policies.
+ */
+export function singleCheckScript({ policies, overrides }: ScriptCheck): LuaScript {
+  if (policies.length > 1) return POLICIES_CHECK_SCRIPT;
+  const { algorithm } = policies[0] as ResolvedPolicy;
+  return overrides ? OVERRIDABLE_CHECK_SCRIPTS[algorithm] : SINGLE_CHECK_SCRIPTS[algorithm];
 }
 
 /** The single-check scripts' policy arguments, made once per set of policies. */

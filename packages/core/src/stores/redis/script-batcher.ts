@@ -143,41 +143,41 @@ export class ScriptBatcher {
   };
 
   #send(group: Group, batch: Queued[]): void {
-    const { watch, deadlineArg, send } = this.#settings;
+    const { watch, send } = this.#settings;
     const sentAtMs = Date.now();
     const sentOnWatchMs = performance.now(); // the watch's clock: monotonic
+    const { script, keys, args, shapes } = this.#callOf(batch, sentAtMs);
+    for (const queued of batch) {
+      queued.sentAtMs = sentAtMs;
+      if (queued.watched) watch.restart(queued, sentOnWatchMs);
+    }
+    group.inFlight++;
+    send(script, keys, args).then(
+      (answers) => this.#finished(group, batch, answers, shapes, undefined),
+      (error: unknown) => this.#finished(group, batch, undefined, 0, error),
+    );
+  }
+
+  /** The script call of `batch`, written at `sentAtMs`, each check given its shape in it. */
+  #callOf(
+    batch: Queued[],
+    sentAtMs: number,
+  ): { script: LuaScript; keys: string[]; args: string[]; shapes: number } {
+    const { deadlineArg } = this.#settings;
     const only = batch.length === 1 ? (batch[0] as Queued) : undefined;
     if (only !== undefined && isSingleCheck(only.check)) {
       // The commonest call in a fleet: a script of its own costs Redis a fraction of the settle script.
       const { check } = only;
       only.shape = 1;
-      only.sentAtMs = sentAtMs;
-      if (only.watched) watch.restart(only, sentOnWatchMs);
-      group.inFlight++;
-      send(
-        singleCheckScript(check),
-        [check.key],
-        singleCheckArgs(check, deadlineArg(sentAtMs, check.timeoutMs)),
-      ).then(
-        (answers) => this.#finished(group, batch, answers, 1, undefined),
-        (error: unknown) => this.#finished(group, batch, undefined, 0, error),
-      );
-      return;
+      const args = singleCheckArgs(check, deadlineArg(sentAtMs, check.timeoutMs));
+      return { script: singleCheckScript(check), keys: [check.key], args, shapes: 1 };
     }
     const call = new ScriptCall(
       (check) => this.#argsOf(check),
       (check) => deadlineArg(sentAtMs, check.timeoutMs),
     );
-    for (const queued of batch) {
-      queued.shape = call.add(queued.check);
-      queued.sentAtMs = sentAtMs;
-      if (queued.watched) watch.restart(queued, sentOnWatchMs);
-    }
-    group.inFlight++;
-    send(SETTLE_SCRIPT, call.keys, call.args()).then(
-      (answers) => this.#finished(group, batch, answers, call.shapes, undefined),
-      (error: unknown) => this.#finished(group, batch, undefined, 0, error),
-    );
+    for (const queued of batch) queued.shape = call.add(queued.check);
+    return { script: SETTLE_SCRIPT, keys: call.keys, args: call.args(), shapes: call.shapes };
   }
 
   /** `answers`: the script's, which begin with each of the call's `shapes`' now. */

@@ -16,7 +16,9 @@ describe('runtime binaries from the registry', () => {
   });
 
   it('workerd runs and reports the date of its release', () => {
-    const date = versionOf('workerd').split('.')[1]?.replace(/^(\d{4})(\d{2})(\d{2})$/, '$1-$2-$3');
+    const date = versionOf('workerd')
+      .split('.')[1]
+      ?.replace(/^(\d{4})(\d{2})(\d{2})$/, '$1-$2-$3');
     expect(execFileSync(binary('workerd'), ['--version'], { encoding: 'utf8' })).toContain(date);
   });
 });

@@ -2,6 +2,7 @@
  * The clients a worker process of the exactness tests races with, by name, connected with the options
  * the READMEs recommend. Workers run outside Vitest, so they cannot use the harness (it reads `inject`).
  * - `ioredis` (auto-pipelining, as the READMEs recommend), `ioredis-plain` (without, as ioredis defaults)
+ * - `ioredis-5` (ioredis 5, auto-pipelining)
  * - `iovalkey` (auto-pipelining)
  * - `node-redis-4`, `node-redis-5`, `node-redis-6` (RESP3 and its 5 s command timeout: its defaults)
  * - `valkey-glide` (`requestTimeout` equal to the limiters' timeout, 1 s)
@@ -9,6 +10,7 @@
  */
 import type { RedisClientLike } from '@tollgate/core';
 import { Cluster, Redis } from 'ioredis';
+import { Cluster as Cluster5, Redis as Redis5 } from 'ioredis5';
 import { Redis as Valkey, Cluster as ValkeyCluster } from 'iovalkey';
 import { createClient as createClient4, createCluster as createCluster4 } from 'redis4';
 import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
@@ -18,6 +20,7 @@ import { createClient as createClient6, createCluster as createCluster6 } from '
 export type WorkerClient =
   | 'ioredis'
   | 'ioredis-plain'
+  | 'ioredis-5'
   | 'iovalkey'
   | 'node-redis-4'
   | 'node-redis-5'
@@ -34,7 +37,7 @@ export async function connectWorkerClient(
   const nodes = target.startsWith('cluster:')
     ? (JSON.parse(target.slice('cluster:'.length)) as Nodes)
     : undefined;
-  if (name === 'ioredis' || name === 'ioredis-plain' || name === 'iovalkey') {
+  if (name === 'ioredis' || name === 'ioredis-plain' || name === 'ioredis-5' || name === 'iovalkey') {
     const failFast = { enableAutoPipelining: name !== 'ioredis-plain', enableOfflineQueue: false } as const;
     const clusterOptions = { ...failFast, redisOptions: { maxRetriesPerRequest: 0 } };
     const redisOptions = { ...failFast, maxRetriesPerRequest: 0 };
@@ -43,9 +46,13 @@ export async function connectWorkerClient(
         ? nodes
           ? new ValkeyCluster(nodes, clusterOptions)
           : new Valkey(target, redisOptions)
-        : nodes
-          ? new Cluster(nodes, clusterOptions)
-          : new Redis(target, redisOptions);
+        : name === 'ioredis-5'
+          ? nodes
+            ? new Cluster5(nodes, clusterOptions)
+            : new Redis5(target, redisOptions)
+          : nodes
+            ? new Cluster(nodes, clusterOptions)
+            : new Redis(target, redisOptions);
     await new Promise((resolve) => (client as Redis).once('ready', resolve)); // iovalkey's classes are ioredis's
     return { client, close: async () => client.disconnect() };
   }

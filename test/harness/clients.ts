@@ -1,10 +1,11 @@
 /**
- * Redis clients for tests (ioredis, iovalkey, node-redis 4 to 6, Valkey GLIDE), connected to the servers
- * the global setup started.
+ * Redis clients for tests (ioredis 6 and 5, iovalkey, node-redis 4 to 6, Valkey GLIDE), connected to the
+ * servers the global setup started.
  */
 import type { NodeRedisClientLike, NodeRedisClusterLike, RedisClientLike } from '@tollgate/core';
 import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
 import { Cluster, Redis } from 'ioredis';
+import { Cluster as Cluster5, Redis as Redis5 } from 'ioredis5';
 import { Redis as Valkey, Cluster as ValkeyCluster } from 'iovalkey';
 import { createClient as createClient4, createCluster as createCluster4 } from 'redis4';
 import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
@@ -106,6 +107,26 @@ export async function connectNodeRedisCluster(
   return cluster;
 }
 
+/** An ioredis 5 client of the test Redis with the options the READMEs recommend, ready. */
+async function connectIoredis5(url: string): Promise<Redis5> {
+  const client = new Redis5(url, FAIL_FAST);
+  client.on('error', () => {});
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+  return client;
+}
+
+/** An ioredis 5 client of the test Redis Cluster, ready. */
+async function connectIoredis5Cluster(nodes: { host: string; port: number }[]): Promise<Cluster5> {
+  const client = new Cluster5(nodes, {
+    enableAutoPipelining: true,
+    enableOfflineQueue: false,
+    redisOptions: { maxRetriesPerRequest: 0 },
+  });
+  client.on('error', () => {});
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+  return client;
+}
+
 /** An iovalkey client of the test Redis with the ioredis options the READMEs recommend, ready. */
 export async function connectIovalkey(url = inject('redisUrl')): Promise<Valkey> {
   const client = new Valkey(url, FAIL_FAST);
@@ -165,6 +186,7 @@ function glide(): Promise<typeof import('@valkey/valkey-glide')> {
 /** Every client library the store takes, by the names the tables use. */
 export const CLIENT_NAMES = [
   'ioredis',
+  'ioredis 5',
   'iovalkey',
   'node-redis 4',
   'node-redis 5',
@@ -196,6 +218,10 @@ export async function connectClient(
       const client = cluster
         ? await (ioredis ? connectCluster(nodes) : connectIovalkeyCluster(nodes))
         : await (ioredis ? connectRedis(url) : connectIovalkey(url));
+      return { client, close: async () => client.disconnect() };
+    }
+    case 'ioredis 5': {
+      const client = cluster ? await connectIoredis5Cluster(nodes) : await connectIoredis5(url);
       return { client, close: async () => client.disconnect() };
     }
     case 'valkey-glide': {

@@ -1,0 +1,29 @@
+# The suite's Workers on Redis, as one workerd process serves them: the fetch fixture and the Hono
+# example, bundled beside this file, each on a socket of its own (port 0: workerd picks free ones).
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "fetch", worker = .fetchWorker),
+    (name = "example", worker = .exampleWorker),
+    # Where a Worker's sockets go. workerd allows public addresses only by default, as Cloudflare
+    # does; the suite's Redis is on loopback.
+    (name = "internet", network = (allow = ["public", "private"])),
+  ],
+  sockets = [
+    (name = "fetch", address = "127.0.0.1:0", http = (), service = "fetch"),
+    (name = "example", address = "127.0.0.1:0", http = (), service = "example"),
+  ],
+);
+
+const fetchWorker :Workerd.Worker = (
+  modules = [(name = "fetch-worker.js", esModule = embed "fetch-worker.js")],
+  compatibilityDate = "2026-11-23",
+  bindings = [(name = "REDIS_URL", fromEnvironment = "REDIS_URL")],
+);
+
+const exampleWorker :Workerd.Worker = (
+  modules = [(name = "example.js", esModule = embed "example.js")],
+  compatibilityDate = "2026-11-23",
+  bindings = [(name = "REDIS_URL", fromEnvironment = "REDIS_URL")],
+);

@@ -20,11 +20,27 @@ import {
 
 const ADAPTER = '@tollgate/fetch';
 
-/** Where a Fetch handler's client IP comes from (Next.js's too), as the core's warnings name it. */
+/** The README section with the Next.js recipes, which the messages below send Next.js users to. */
+const NEXT_RECIPES = 'the @tollgate/fetch README, "Next.js: the client address"';
+
+/**
+ * Where a Fetch handler's client IP comes from, as the core's warnings and errors say it. A Next.js app
+ * that copied Vercel's recipe and runs on `next start` meets both: they name what it can change.
+ */
 const CLIENT_IP_SETTING = {
   name:
     "the ip option, a function that returns the client's address, behind a proxy from the header it " +
     'sets (on Vercel, x-real-ip)',
+  noAddress:
+    'the ip option returned no address for this request, and the key function no identity, so the ' +
+    'request was refused with an error. On Next.js, x-real-ip is set by Vercel, not by next start: ' +
+    'behind your own reverse proxy, return the X-Forwarded-For entry it appends; with no proxy in front ' +
+    `of next start, no header can be trusted. See ${NEXT_RECIPES}, and its recipes for Bun, Deno and Node`,
+  untrustedForwardedFor:
+    'X-Forwarded-For arrived but does not name the address the ip option returned, so that address came ' +
+    "from elsewhere: the connection's, which behind a proxy is the proxy's and puts every client in one " +
+    'bucket, or a header a client can write itself (x-real-ip, where no proxy or platform overwrites it). ' +
+    `Behind a reverse proxy, return the X-Forwarded-For entry it appends: see ${NEXT_RECIPES}.`,
 } as const;
 
 /** Where a request's client address comes from: the Fetch API has none of its own. */
@@ -77,6 +93,8 @@ export interface FetchConcurrencyLimitOptions<Args extends unknown[] = []>
  * response never applied stays counted. `info` is `undefined` when the limiter skipped the request
  * (`skip`, `allowList`); in dry run `info.decision.allowed` may be `false`. `allowed: false`: send
  * `response` (a 429, a 403 for a cost no wait can cover, or `onLimited`'s), headers included.
+ * `response` is declared on both variants, `undefined` when allowed, so that `!result.allowed` narrows
+ * under the `strict: false` that Next.js writes into a new app's tsconfig.json too.
  *
  * @example
  * const result = await limiter.check(request);
@@ -90,6 +108,8 @@ export type RateLimitResult =
       /** The rate-limit headers of every limiter that checked this request, stacked. */
       readonly headers: Readonly<Record<string, string>>;
       apply(response: Response): Response;
+      /** Only a refused request has an answer to send. */
+      readonly response?: undefined;
     }
   | { readonly allowed: false; readonly info: RateLimitInfo; readonly response: Response };
 
@@ -98,7 +118,8 @@ export type RateLimitResult =
  * `apply(response)` was sent or its client went away (on @hono/node-server, given its `env`: until the
  * Node.js response closes; elsewhere until its body is read to its end or cancelled); `release()`
  * gives it back when no response will be sent (the handler threw). `allowed: false`: send `response`,
- * a 429.
+ * a 429. As in {@link RateLimitResult}, `response` is on both variants so that `!slot.allowed` narrows
+ * without `strict`.
  *
  * @example
  * const slot = await uploads.check(request);
@@ -106,7 +127,13 @@ export type RateLimitResult =
  * return slot.apply(await upload(request));
  */
 export type ConcurrencyResult =
-  | { readonly allowed: true; apply(response: Response): Response; release(): void }
+  | {
+      readonly allowed: true;
+      apply(response: Response): Response;
+      release(): void;
+      /** Only a refused request has an answer to send. */
+      readonly response?: undefined;
+    }
   | { readonly allowed: false; readonly response: Response };
 
 /**

@@ -97,6 +97,34 @@ describe("the proxy warnings name the adapter's client-IP setting", () => {
     expect(ignored.warnings[0]).toMatch(/If the app is behind a proxy, say so with app\.proxy\.$/);
   });
 
+  it("says an adapter's own texts of TOLLGATE_UNTRUSTED_FORWARDED_FOR and TOLLGATE_MISSING_IP, and in the error", async () => {
+    const web: AdapterSettings = {
+      adapter: '@tollgate/web',
+      clientIpSetting: {
+        name: 'the ip option',
+        noAddress: 'ip returned nothing: see the recipes',
+        untrustedForwardedFor: 'X-Forwarded-For does not name what ip returned',
+      },
+    };
+    const { limiter, warnings } = setup({}, fakeAccess, web);
+    await limiter.check(untrusted);
+    await expect(limiter.check({})).rejects.toThrow(/^@tollgate\/web: ip returned nothing: see the recipes$/);
+    expect(warnings).toEqual([
+      '[TOLLGATE_UNTRUSTED_FORWARDED_FOR] X-Forwarded-For does not name what ip returned',
+      '[TOLLGATE_MISSING_IP] ip returned nothing: see the recipes',
+    ]);
+  });
+
+  // Regression test for "a request refused for having no address is also told every client shares a bucket".
+  it('says nothing of X-Forwarded-For for a request with no address at all: TOLLGATE_MISSING_IP does', async () => {
+    const { limiter, codes } = setup();
+    await expect(limiter.check({ headers: { 'x-forwarded-for': '198.51.100.9' } })).rejects.toMatchObject({
+      code: 'TOLLGATE_NO_CLIENT_ADDRESS',
+    });
+    await limiter.check(untrusted);
+    expect(codes()).toEqual(['TOLLGATE_MISSING_IP', 'TOLLGATE_UNTRUSTED_FORWARDED_FOR']);
+  });
+
   it("is neutral for an adapter that gives none, naming no framework's", async () => {
     const permissive = setup({}, { ...fakeAccess, trustsEveryProxy: () => true });
     const ignored = setup();

@@ -37,10 +37,7 @@ export function requestIdentity<Req>(
   warnings: Warnings,
   { adapter, clientIpSetting }: IdentitySettings,
 ): (request: Req) => string | Promise<string> {
-  const setting = clientIpWords(clientIpSetting).name;
-  const noAddress =
-    'the framework gave no client IP and the key function no identity, so the request was refused with ' +
-    `an error: give a key function for such requests (a unix socket has no client IP), or check ${setting}`;
+  const { name: setting, noAddress } = clientIpWords(clientIpSetting);
   const unparsedAddress =
     'the framework gave a client IP that is not an IP address (a proxy wrote something else in ' +
     'X-Forwarded-For): each such value is limited as a bucket of its own. Check what the proxy ' +

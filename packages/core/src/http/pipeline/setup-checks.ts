@@ -96,17 +96,14 @@ export class SetupChecks<Req> {
     const forwardedFor = access.header(request, 'x-forwarded-for');
     if (forwardedFor === undefined) return; // first: the framework's IP can cost more than a header
     const ip = access.ip(request);
-    if (ip !== access.socketIp(request)) return;
+    // No address at all fails the request, and TOLLGATE_MISSING_IP says why: no bucket is shared here.
+    if (ip === undefined || ip !== access.socketIp(request)) return;
     // A client on the proxy's own address (a local setup) forwards the very address the socket shows:
     // the framework may well trust the proxy, so there is nothing to warn about.
     const clientIp = ipIdentity(ip, false);
     if (forwardedFor.split(',').some((hop) => ipIdentity(hop.trim(), false) === clientIp)) return;
     this.#forwardedForDue = false;
-    this.#warnings.once(
-      'TOLLGATE_UNTRUSTED_FORWARDED_FOR',
-      'X-Forwarded-For arrived but the app does not trust proxies, so every client behind a proxy shares one ' +
-        `bucket. If the app is behind a proxy, say so with ${this.#setting.name}.`,
-    );
+    this.#warnings.once('TOLLGATE_UNTRUSTED_FORWARDED_FOR', this.#setting.untrustedForwardedFor);
   }
 
   /**

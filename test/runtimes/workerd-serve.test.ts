@@ -31,13 +31,14 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tollgate-workerd-'));
   await Promise.all([
     bundleWorker(fixture('fetch-worker.ts'), join(dir, 'fetch-worker.js')),
+    bundleWorker(fixture('hono-worker.ts'), join(dir, 'hono-worker.js')),
     bundleWorker(join(exampleDir, 'index.ts'), join(dir, 'example.js')),
     copyFile(fixture('workerd.capnp'), join(dir, 'workerd.capnp')),
   ]);
   const onRedis = {
     config: 'workerd.capnp',
     cwd: dir,
-    sockets: ['fetch', 'example'],
+    sockets: ['fetch', 'hono', 'example'],
     env: { REDIS_URL: inject('redisUrl') },
   };
   const started = await Promise.allSettled([
@@ -165,5 +166,27 @@ describe('on Redis over TCP, a client connected per request', () => {
     const limited = responses.filter((response) => response.status === 429);
     expect(limited).toHaveLength(6);
     for (const response of limited) expect(retryAfterSeconds(response)).toBeLessThanOrEqual(60);
+  });
+});
+
+describe('on Redis, the work after the response, which workerd would cut off with the request', () => {
+  it.each([
+    ['@tollgate/fetch', 'fetch', '/ioredis/refund'],
+    ['@tollgate/hono', 'hono', '/refund'],
+  ])('%s gives back the charge of a failed answer once its body was sent (skipFailedRequests)', async (_, socket, path) => {
+    const client = newClient();
+    const statuses = [];
+    for (let sent = 0; sent < 4; sent++) statuses.push((await get(first, socket, path, client)).status);
+    expect(statuses).toEqual([500, 500, 500, 500]);
+  });
+
+  it.each([
+    ['@tollgate/fetch', 'fetch', '/ioredis/slot'],
+    ['@tollgate/hono', 'hono', '/slot'],
+  ])('%s releases a concurrency slot once the body was sent', async (_, socket, path) => {
+    const client = newClient();
+    const statuses = [];
+    for (let sent = 0; sent < 3; sent++) statuses.push((await get(first, socket, path, client)).status);
+    expect(statuses).toEqual([200, 200, 200]);
   });
 });

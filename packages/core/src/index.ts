@@ -99,7 +99,7 @@ export {
   type RouteLimiterSettings,
   RouteLimiters,
 } from './http/pipeline/route-limiters.js';
-export { WebAnswer } from './http/pipeline/web-answer.js';
+export { type WaitUntilContext, WebAnswer } from './http/pipeline/web-answer.js';
 export {
   type ConcurrencyLimiter,
   type ConcurrencyLimiterOptions,

@@ -15,6 +15,7 @@ import {
   type RequestAccess,
   rateLimitLifecycle,
   suppliedAddressAccess,
+  type WaitUntilContext,
   WebAnswer,
 } from '@tollgate/core';
 
@@ -203,7 +204,7 @@ export function rateLimit<Args extends unknown[] = []>(
   return {
     async check(request, ...args) {
       rememberArgs(request, args);
-      const answer = WebAnswer.for(request, request.method, args[0]).checking();
+      const answer = WebAnswer.for(request, request.method, args[0], waitUntilContextIn(args)).checking();
       const handled = await handle(request, answer);
       if (handled.kind === 'next') {
         const apply = (response: Response) => answer.finish(response);
@@ -266,7 +267,7 @@ export function concurrencyLimit<Args extends unknown[] = []>(
   return {
     async check(request, ...args) {
       rememberArgs(request, args);
-      const answer = WebAnswer.for(request, request.method, args[0]);
+      const answer = WebAnswer.for(request, request.method, args[0], waitUntilContextIn(args));
       const handled = await handle(request, answer);
       if (handled.kind === 'next') {
         return {
@@ -312,6 +313,19 @@ function guarded<Req extends Request, Args extends unknown[]>(
     }
     return result.apply(response);
   };
+}
+
+/**
+ * The handler argument that keeps a request alive for work after its response, when the runtime passes
+ * one: Cloudflare Workers' `ctx` (after `env`), Next.js middleware's `event`. On Workers a refund or a
+ * slot's release sent once the body was sent would be cut off with the request without it.
+ */
+function waitUntilContextIn(args: readonly unknown[]): WaitUntilContext | undefined {
+  for (const arg of args) {
+    if (typeof (arg as Partial<WaitUntilContext> | null)?.waitUntil === 'function')
+      return arg as WaitUntilContext;
+  }
+  return undefined;
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   type RequestAccess,
   rateLimitLifecycle,
   suppliedAddressAccess,
+  type WaitUntilContext,
   WebAnswer,
 } from '@tollgate/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
@@ -21,6 +22,16 @@ import type { GetConnInfo } from 'hono/conninfo';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 const ADAPTER = '@tollgate/hono';
+
+/**
+ * Whether this is Cloudflare Workers (workerd, whose user agent says so), where a request's I/O ends with
+ * it: work after the response goes to the request's `executionCtx.waitUntil`. Asked once, since
+ * elsewhere Hono's `executionCtx` throws for want of one, an exception per request for nothing.
+ */
+const ON_WORKERS = (() => {
+  const userAgent = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent;
+  return typeof userAgent === 'string' && userAgent.startsWith('Cloudflare-Workers');
+})();
 
 /** Hono's words for where the client IP comes from, which the core's warnings name. */
 const CLIENT_IP_SETTING = {
@@ -168,7 +179,7 @@ function middleware(
 ): MiddlewareHandler {
   return async function limited(c, next) {
     // On @hono/node-server, `c.env` holds the Node.js response, whose end is the answer's.
-    const answer = WebAnswer.for(c, c.req.method, c.env);
+    const answer = WebAnswer.for(c, c.req.method, c.env, executionContextOf(c));
     const handled = await handle(c, checking ? answer.checking() : answer);
     if (handled.kind === 'next') return finishAfter(c, next, answer);
     if (handled.kind === 'handler' && handler) return answer.finish(await handler(c, handled.info));
@@ -201,6 +212,16 @@ async function finishAfter(c: Context, next: Next, answer: WebAnswer): Promise<v
   }
   const finished = answer.finish(c.res);
   if (finished !== c.res) c.res = finished;
+}
+
+/** The request's ExecutionContext on Workers, for the work after its response; elsewhere `undefined`. */
+function executionContextOf(c: Context): WaitUntilContext | undefined {
+  if (!ON_WORKERS) return undefined;
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined; // app.request() without one
+  }
 }
 
 /** How the core reads a Hono request; the peer's address serves as the IP unless `ip` is given. */

@@ -2,13 +2,17 @@
  * The fetch worker the workerd suite serves: `@tollgate/fetch` in this isolate's memory, and on Redis over
  * TCP through ioredis and node-redis, with a client connected per request.
  */
-import { RedisStore, rateLimit, type Store, withRateLimit } from '@tollgate/fetch';
-import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { rateLimit, type Store, withConcurrencyLimit, withRateLimit } from '@tollgate/fetch';
+import { storeOnIoredis, storeOnNodeRedis } from './redis-per-request.js';
 
 /** The bindings of `workerd.capnp`. */
 interface Env {
   readonly REDIS_URL: string;
+}
+
+/** What workerd passes a Worker's `fetch` after its bindings: the request's ExecutionContext. */
+interface ExecutionContext {
+  waitUntil(work: Promise<unknown>): void;
 }
 
 /** Cloudflare sets CF-Connecting-IP on every request; under bare workerd the suite sets it. */
@@ -27,30 +31,6 @@ const failuresFree = withRateLimit(failing, {
 });
 
 /**
- * A Redis store on a client of this request's own: workerd ties a socket to the request that opened it,
- * so a client kept at module scope hangs every later request that uses it. The runtime closes the
- * socket once the request is done. Only the check goes to Redis: no ready check, no `HELLO`.
- */
-async function storeOnIoredis(env: Env): Promise<Store> {
-  const client = new Redis(env.REDIS_URL, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    enableReadyCheck: false,
-    protocol: 2,
-  });
-  await client.connect();
-  return new RedisStore({ client });
-}
-
-/** {@link storeOnIoredis}, with node-redis. */
-async function storeOnNodeRedis(env: Env): Promise<Store> {
-  const client = createClient({ url: env.REDIS_URL, disableOfflineQueue: true });
-  await client.connect();
-  return new RedisStore({ client });
-}
-
-/**
  * A limiter on Redis, built for this request around its store. Its `name` is what makes the requests'
  * limiters one: the ioredis and node-redis routes share it, and so their buckets.
  */
@@ -60,17 +40,47 @@ async function onRedis(request: Request, store: Store): Promise<Response> {
   return result.allowed ? result.apply(hello()) : result.response;
 }
 
+/**
+ * Work on Redis after the response: a failed answer's charge given back, or a concurrency slot
+ * released, once its body was sent. The wrapped handlers get `env` and `ctx`, as Workers pass them.
+ */
+async function afterResponseOnRedis(
+  path: string,
+  request: Request,
+  env: Env,
+  ctx: ExecutionContext,
+): Promise<Response> {
+  const store = await storeOnIoredis(env.REDIS_URL);
+  type Args = [Env, ExecutionContext];
+  const handler =
+    path === '/ioredis/refund'
+      ? withRateLimit<Request, Args>(failing, {
+          name: 'refund',
+          limit: 2,
+          window: '1m',
+          ip,
+          store,
+          skipFailedRequests: true,
+        })
+      : withConcurrencyLimit<Request, Args>(hello, { name: 'slot', limit: 1, ip, store });
+  return handler(request, env, ctx);
+}
+
 export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
-    switch (new URL(request.url).pathname) {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    switch (path) {
       case '/memory':
         return inMemory(request);
       case '/memory/refund':
         return failuresFree(request);
       case '/ioredis':
-        return onRedis(request, await storeOnIoredis(env));
+        return onRedis(request, await storeOnIoredis(env.REDIS_URL));
       case '/node-redis':
-        return onRedis(request, await storeOnNodeRedis(env));
+        return onRedis(request, await storeOnNodeRedis(env.REDIS_URL));
+      case '/ioredis/refund':
+      case '/ioredis/slot':
+        return afterResponseOnRedis(path, request, env, ctx);
       default:
         return new Response('not found\n', { status: 404 });
     }

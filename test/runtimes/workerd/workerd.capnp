@@ -1,10 +1,11 @@
-# The suite's Workers on Redis, as one workerd process serves them: the fetch fixture and the Hono
-# example, bundled beside this file, each on a socket of its own (port 0: workerd picks free ones).
+# The suite's Workers on Redis, as one workerd process serves them: the fetch and Hono fixtures and the
+# Hono example, bundled beside this file, each on a socket of its own (port 0: workerd picks free ones).
 using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (
   services = [
     (name = "fetch", worker = .fetchWorker),
+    (name = "hono", worker = .honoWorker),
     (name = "example", worker = .exampleWorker),
     # Where a Worker's sockets go. workerd allows public addresses only by default, as Cloudflare
     # does; the suite's Redis is on loopback.
@@ -12,12 +13,19 @@ const config :Workerd.Config = (
   ],
   sockets = [
     (name = "fetch", address = "127.0.0.1:0", http = (), service = "fetch"),
+    (name = "hono", address = "127.0.0.1:0", http = (), service = "hono"),
     (name = "example", address = "127.0.0.1:0", http = (), service = "example"),
   ],
 );
 
 const fetchWorker :Workerd.Worker = (
   modules = [(name = "fetch-worker.js", esModule = embed "fetch-worker.js")],
+  compatibilityDate = "2026-11-23",
+  bindings = [(name = "REDIS_URL", fromEnvironment = "REDIS_URL")],
+);
+
+const honoWorker :Workerd.Worker = (
+  modules = [(name = "hono-worker.js", esModule = embed "hono-worker.js")],
   compatibilityDate = "2026-11-23",
   bindings = [(name = "REDIS_URL", fromEnvironment = "REDIS_URL")],
 );

@@ -1,11 +1,12 @@
 /**
  * A Web answer's end, on the core alone: with the runtime's Node.js response in its bindings
  * (@hono/node-server's `{ incoming, outgoing }`) it ends with that response, whoever read the body;
- * without one, when its body was read to the end or cancelled.
+ * without one, when its body was read to the end or cancelled. Given a `waitUntil` (Workers' `ctx`), it
+ * hands it the work its end starts.
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { WebAnswer } from '../../src/http/pipeline/web-answer.js';
+import { type WaitUntilContext, WebAnswer } from '../../src/http/pipeline/web-answer.js';
 
 /** The part of a Node.js `ServerResponse` the answer watches, ended or closed as the test says. */
 class FakeOutgoing extends EventEmitter {
@@ -77,5 +78,34 @@ describe('a Web answer without a Node.js response', () => {
     } finally {
       delete prototype.outgoing;
     }
+  });
+});
+
+describe("a Web answer given the runtime's waitUntil (Cloudflare Workers' ctx)", () => {
+  it('hands it the work its end starts, which settles once that work is done', async () => {
+    const handed: Promise<unknown>[] = [];
+    const answer = WebAnswer.for(request(), 'GET', undefined, { waitUntil: (work) => handed.push(work) });
+    const done: string[] = [];
+    answer.once('close', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      done.push('refund');
+    });
+    answer.once('close', () => done.push('release'));
+    await answer.finish(new Response('body')).text();
+    expect(handed).toHaveLength(1);
+    expect(done).toEqual(['release']);
+    await handed[0];
+    expect(done).toEqual(['release', 'refund']);
+  });
+
+  it('takes no context without a waitUntil function, and hands nothing when nothing waited for the end', async () => {
+    const odd = WebAnswer.for(request(), 'GET', undefined, {
+      waitUntil: 'later',
+    } as unknown as WaitUntilContext);
+    odd.once('close', () => undefined);
+    await expect(odd.finish(new Response('body')).text()).resolves.toBe('body');
+    const handed: unknown[] = [];
+    WebAnswer.for(request(), 'GET', undefined, { waitUntil: (work) => handed.push(work) }).end(true);
+    expect(handed).toEqual([]);
   });
 });

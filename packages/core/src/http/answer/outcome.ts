@@ -83,8 +83,11 @@ export type RateLimitOutcome =
 /** What a concurrency limiter's check tells the lifecycle to do with a request. */
 export type ConcurrencyOutcome =
   | { readonly kind: 'skipped' }
-  /** Go on; call `release` (it never throws) once the response is done or aborted. */
-  | { readonly kind: 'acquired'; readonly release: () => void }
+  /**
+   * Go on; call `release` once the response is done or aborted. It never rejects: it resolves once the
+   * store has the slot back, or the failure was logged.
+   */
+  | { readonly kind: 'acquired'; readonly release: () => Promise<void> }
   /** Answer `status` with `body` (problem details); `bytes` is `body` as UTF-8, made once per limiter. */
   | ({ readonly kind: 'limited' } & RateLimitRejection)
   /** Hand `error` to the framework (`onStoreError: 'deny'`). */

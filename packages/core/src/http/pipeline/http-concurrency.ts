@@ -76,7 +76,7 @@ export function createHttpConcurrencyLimiter<Req>(
       // A lease that cannot be released (the store is down) expires after its time to live.
       return {
         kind: 'acquired',
-        release: () => void lease.release().catch((error) => warnings.storeError(error, answer)),
+        release: () => lease.release().catch((error) => warnings.storeError(error, answer)),
       };
     },
   };

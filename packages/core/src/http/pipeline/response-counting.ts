@@ -129,7 +129,8 @@ export function responseCounting<Req, Res>(
   return function countByResponse(info, request, response, raw) {
     // Only this module's own infos carry a charge; one a caller made up is never refunded.
     if (!(info instanceof RequestRateLimit) || !info.decision.allowed) return;
-    // 'close' comes once: after 'finish' for a completed response, alone for an aborted one.
-    whenResponseEnds(raw, () => void afterResponse(info, request, response, raw));
+    // 'close' comes once: after 'finish' for a completed response, alone for an aborted one. The work is
+    // returned, for a runtime that must be told to wait for it (a Web answer's `waitUntil`).
+    whenResponseEnds(raw, () => afterResponse(info, request, response, raw));
   };
 }

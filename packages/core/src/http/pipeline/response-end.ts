@@ -16,7 +16,7 @@ export function clientGone(raw: NodeResponse): boolean {
  * @example
  * whenResponseEnds(res, lease.release); // released even if the client hung up during the acquire
  */
-export function whenResponseEnds(raw: NodeResponse, listener: () => void): void {
+export function whenResponseEnds(raw: NodeResponse, listener: () => unknown): void {
   if (raw.closed === true || raw.destroyed === true) listener();
   else raw.once('close', listener);
 }

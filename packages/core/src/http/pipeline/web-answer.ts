@@ -17,6 +17,18 @@ const ANSWER = Symbol('tollgate.answer');
 type Answered = { [ANSWER]?: WebAnswer };
 
 /**
+ * What a runtime gives a request to keep it alive for work after its response: Cloudflare Workers' `ctx`,
+ * Next.js middleware's `event`. Where a request's I/O ends with it (Workers), a refund or a lease release
+ * sent after the response is cut off unless the runtime is told to wait for it.
+ *
+ * @example
+ * export default { fetch: (request, env, ctx) => { WebAnswer.for(request, request.method, env, ctx); … } };
+ */
+export interface WaitUntilContext {
+  waitUntil(work: Promise<unknown>): void;
+}
+
+/**
  * A request's answer, shaped as the core's `NodeResponse`, since the core learns from that how a
  * response ended: `'close'` once it was sent (`writableEnded`) or not, the client gone. Where the
  * runtime answers through a Node.js response (@hono/node-server), that response's own `'close'` ends
@@ -46,24 +58,38 @@ export class WebAnswer implements NodeResponse {
   readonly #head: boolean;
   /** The Node.js response the runtime sends the answer through, when it gives one: its end is the answer's. */
   readonly #outgoing: NodeResponse | undefined;
-  #listeners: (() => void)[] = [];
+  /** Told of the work the answer's end starts, where the runtime would cut it off with the request. */
+  readonly #context: WaitUntilContext | undefined;
+  /** What the answer's end starts (a refund, a lease release), each returning its work. */
+  #listeners: (() => unknown)[] = [];
   /** Whether the answer's end is watched already: the Node.js response's, or else its body's. */
   #watched = false;
 
-  private constructor(method: string, outgoing: NodeResponse | undefined) {
+  private constructor(
+    method: string,
+    outgoing: NodeResponse | undefined,
+    context: WaitUntilContext | undefined,
+  ) {
     this.#head = method === 'HEAD';
     this.#outgoing = outgoing;
+    this.#context = context;
   }
 
   /**
    * The answer of `request` (or of a framework's context): the same for every limiter of the request.
    * `bindings` is what the runtime gave the handler beside the request (Hono's `c.env`): when it holds
    * the Node.js response (@hono/node-server's `{ incoming, outgoing }`), the answer ends with it.
+   * `context`, when the runtime gives one (Workers' `ctx`), is handed the work the answer's end starts.
    */
-  static for(request: object, method = (request as Request).method, bindings?: unknown): WebAnswer {
+  static for(
+    request: object,
+    method = (request as Request).method,
+    bindings?: unknown,
+    context?: WaitUntilContext,
+  ): WebAnswer {
     const known = (request as Answered)[ANSWER];
     if (known !== undefined && !known.closed) return known;
-    const answer = new WebAnswer(method, outgoingOf(bindings));
+    const answer = new WebAnswer(method, outgoingOf(bindings), waitUntilOf(context));
     (request as Answered)[ANSWER] = answer;
     return answer;
   }
@@ -113,7 +139,8 @@ export class WebAnswer implements NodeResponse {
     return this;
   }
 
-  once(_event: 'close', listener: () => void): void {
+  /** `listener` runs once the answer ends; a promise it returns is work the runtime must wait for. */
+  once(_event: 'close', listener: () => unknown): void {
     this.#listeners.push(listener);
     const outgoing = this.#outgoing;
     if (outgoing === undefined || this.#watched) return;
@@ -124,12 +151,20 @@ export class WebAnswer implements NodeResponse {
     whenResponseEnds(outgoing, () => this.end(this.response !== undefined && outgoing.writableEnded));
   }
 
-  /** Ends the answer, once: `completed` when it was sent to the end, not when cancelled or failed. */
+  /**
+   * Ends the answer, once: `completed` when it was sent to the end, not when cancelled or failed. The
+   * work its listeners start goes to the runtime's `waitUntil`, when it gave one.
+   */
   end(completed: boolean): void {
     if (this.closed) return;
     this.writableEnded = completed;
     this.closed = true;
-    for (const listener of this.#listeners.splice(0)) listener();
+    const listeners = this.#listeners.splice(0);
+    if (this.#context === undefined || listeners.length === 0) {
+      for (const listener of listeners) listener();
+      return;
+    }
+    this.#context.waitUntil(Promise.allSettled(listeners.map((listener) => listener())));
   }
 
   /** The handler threw: the runtime answers 500, and the request is judged as such (as Express does). */
@@ -194,6 +229,11 @@ function outgoingOf(bindings: unknown): NodeResponse | undefined {
   const outgoing = (bindings as { outgoing: Partial<NodeResponse> | null }).outgoing;
   const behaves = typeof outgoing?.once === 'function' && typeof outgoing.writableEnded === 'boolean';
   return behaves ? (outgoing as NodeResponse) : undefined;
+}
+
+/** `context` when it has a `waitUntil` to call, else `undefined`. */
+function waitUntilOf(context: WaitUntilContext | undefined): WaitUntilContext | undefined {
+  return typeof context?.waitUntil === 'function' ? context : undefined;
 }
 
 /** Sets `headers` on `response`, or on a copy of it when its headers are immutable. */

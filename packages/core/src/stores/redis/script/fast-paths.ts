@@ -43,7 +43,7 @@ export function settleAlone(): string {
   // p<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
   let parse = '';
   for (let k = most; k >= 1; k--) {
-    const part = `sep = find(raw, ':', from, true)\n    p${k} = tonumber(sub(raw, from, sep and sep - 1))`;
+    const part = `sep = find(raw, ':', from, true)\n    p${k} = sub(raw, from, sep and sep - 1) + 0`;
     parse = k === most ? part : `${part}\n    if not sep then break end\n    from = sep + 1\n    ${parse}`;
   }
   return `

@@ -73,21 +73,21 @@ end
 -- of the four, and .lone, whether it is one policy and overrides only. banned, backedOff, penalized:
 -- whether some set has a ban, a backoff, either penalty.
 local argv, sets, a, banned, backedOff, penalized = ARGV, {}, 2, false, false, false
-for s = 1, tonumber(argv[1]) do
-  local last = a + 5 * tonumber(argv[a])
-  local after, penalties, set = tonumber(argv[last + 1]), tonumber(argv[last + 3]), nil
+for s = 1, argv[1] + 0 do
+  local last = a + 5 * argv[a]
+  local after, penalties, set = argv[last + 1] + 0, argv[last + 3] + 0, nil
   if last == a + 5 and after == 0 and penalties == 0 then
     -- The commonest set, made at its full size: a table that grows costs Redis more than filling it.
-    set = { tonumber(argv[a + 1]), tonumber(argv[a + 2]), tonumber(argv[a + 3]), tonumber(argv[a + 4]),
-      tonumber(argv[a + 5]), fields = 0, one = true }
+    set = { argv[a + 1] + 0, argv[a + 2] + 0, argv[a + 3] + 0, argv[a + 4] + 0,
+      argv[a + 5] + 0, fields = 0, one = true }
     set.fields = set[2]
   else
     local fields = 0
     set = { one = false }
-    for i = a + 1, last do set[i - a] = tonumber(argv[i]) end
+    for i = a + 1, last do set[i - a] = argv[i] + 0 end
     for i = 2, last - a, 5 do fields = fields + set[i] end
     if after > 0 then
-      set.ban = { after, tonumber(argv[last + 2]) }
+      set.ban = { after, argv[last + 2] + 0 }
       banned = true
       fields = fields + 2
     end
@@ -108,7 +108,7 @@ local serverNow
 local function clock()
   if not serverNow then
     local time = redis.call('TIME')
-    serverNow = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+    serverNow = time[1] * 1000 + floor(time[2] / 1000)
   end
   return serverNow
 end
@@ -253,8 +253,8 @@ local function hold(key)
       while true do
         local sep = find(raw, ':', from, true)
         k = k + 1
-        if not sep then h[k] = tonumber(sub(raw, from)) break end
-        h[k] = tonumber(sub(raw, from, sep - 1))
+        if not sep then h[k] = sub(raw, from) + 0 break end
+        h[k] = sub(raw, from, sep - 1) + 0
         from = sep + 1
       end
     end
@@ -361,12 +361,12 @@ end
 
 -- shapes[k] = { set, now, whether its deadline has passed, cost, mode, since (when a refund's tokens
 -- were charged; now for none) }; its now is answered first.
-local shapes, K = {}, tonumber(argv[a])
+local shapes, K = {}, argv[a] + 0
 for k = 1, K do
   local now, deadline, since = argv[a + 2], argv[a + 3], argv[a + 6]
-  if now == '' then now = clock() else now = tonumber(now) end
-  shapes[k] = { sets[tonumber(argv[a + 1])], now, deadline ~= '' and now > tonumber(deadline),
-    tonumber(argv[a + 4]), argv[a + 5], since == '' and now or tonumber(since) }
+  if now == '' then now = clock() else now = now + 0 end
+  shapes[k] = { sets[argv[a + 1] + 0], now, deadline ~= '' and now > deadline + 0,
+    argv[a + 4] + 0, argv[a + 5], since == '' and now or since + 0 }
   answers[k] = now
   a = a + 6
 end
@@ -385,7 +385,7 @@ end
 
 local only, settle = K == 1 and shapes[1], nil
 for c = 1, #KEYS do
-  local shape, key = only or shapes[tonumber(argv[a])], KEYS[c]
+  local shape, key = only or shapes[argv[a] + 0], KEYS[c]
   local set = shape[1]
   starts[c] = n + 1
   if shape[3] then

@@ -33,21 +33,21 @@ end
 -- of the four, and .lone, whether it is one policy and overrides only. banned, backedOff, penalized:
 -- whether some set has a ban, a backoff, either penalty.
 local argv, sets, a, banned, backedOff, penalized = ARGV, {}, 2, false, false, false
-for s = 1, tonumber(argv[1]) do
-  local last = a + 5 * tonumber(argv[a])
-  local after, penalties, set = tonumber(argv[last + 1]), tonumber(argv[last + 3]), nil
+for s = 1, argv[1] + 0 do
+  local last = a + 5 * argv[a]
+  local after, penalties, set = argv[last + 1] + 0, argv[last + 3] + 0, nil
   if last == a + 5 and after == 0 and penalties == 0 then
     -- The commonest set, made at its full size: a table that grows costs Redis more than filling it.
-    set = { tonumber(argv[a + 1]), tonumber(argv[a + 2]), tonumber(argv[a + 3]), tonumber(argv[a + 4]),
-      tonumber(argv[a + 5]), fields = 0, one = true }
+    set = { argv[a + 1] + 0, argv[a + 2] + 0, argv[a + 3] + 0, argv[a + 4] + 0,
+      argv[a + 5] + 0, fields = 0, one = true }
     set.fields = set[2]
   else
     local fields = 0
     set = { one = false }
-    for i = a + 1, last do set[i - a] = tonumber(argv[i]) end
+    for i = a + 1, last do set[i - a] = argv[i] + 0 end
     for i = 2, last - a, 5 do fields = fields + set[i] end
     if after > 0 then
-      set.ban = { after, tonumber(argv[last + 2]) }
+      set.ban = { after, argv[last + 2] + 0 }
       banned = true
       fields = fields + 2
     end
@@ -68,7 +68,7 @@ local serverNow
 local function clock()
   if not serverNow then
     local time = redis.call('TIME')
-    serverNow = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+    serverNow = time[1] * 1000 + floor(time[2] / 1000)
   end
   return serverNow
 end
@@ -127,15 +127,15 @@ local function parsed(raw)
   local p1, p2, p3, from, sep = false, false, false, 1, nil
   repeat
     sep = find(raw, ':', from, true)
-    p1 = tonumber(sub(raw, from, sep and sep - 1))
+    p1 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    p2 = tonumber(sub(raw, from, sep and sep - 1))
+    p2 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    p3 = tonumber(sub(raw, from, sep and sep - 1))
+    p3 = sub(raw, from, sep and sep - 1) + 0
   until true
   return p1, p2, p3
 end
@@ -654,8 +654,8 @@ local function hold(key)
       while true do
         local sep = find(raw, ':', from, true)
         k = k + 1
-        if not sep then h[k] = tonumber(sub(raw, from)) break end
-        h[k] = tonumber(sub(raw, from, sep - 1))
+        if not sep then h[k] = sub(raw, from) + 0 break end
+        h[k] = sub(raw, from, sep - 1) + 0
         from = sep + 1
       end
     end
@@ -762,12 +762,12 @@ end
 
 -- shapes[k] = { set, now, whether its deadline has passed, cost, mode, since (when a refund's tokens
 -- were charged; now for none) }; its now is answered first.
-local shapes, K = {}, tonumber(argv[a])
+local shapes, K = {}, argv[a] + 0
 for k = 1, K do
   local now, deadline, since = argv[a + 2], argv[a + 3], argv[a + 6]
-  if now == '' then now = clock() else now = tonumber(now) end
-  shapes[k] = { sets[tonumber(argv[a + 1])], now, deadline ~= '' and now > tonumber(deadline),
-    tonumber(argv[a + 4]), argv[a + 5], since == '' and now or tonumber(since) }
+  if now == '' then now = clock() else now = now + 0 end
+  shapes[k] = { sets[argv[a + 1] + 0], now, deadline ~= '' and now > deadline + 0,
+    argv[a + 4] + 0, argv[a + 5], since == '' and now or since + 0 }
   answers[k] = now
   a = a + 6
 end
@@ -786,7 +786,7 @@ end
 
 local only, settle = K == 1 and shapes[1], nil
 for c = 1, #KEYS do
-  local shape, key = only or shapes[tonumber(argv[a])], KEYS[c]
+  local shape, key = only or shapes[argv[a] + 0], KEYS[c]
   local set = shape[1]
   starts[c] = n + 1
   if shape[3] then
@@ -853,15 +853,15 @@ export const SINGLE_CHECK_LUA = {
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
 local find, sub, format = string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local limit, window, capacity = tonumber(argv[1]), tonumber(argv[2]), tonumber(argv[3])
-local cost, deadline, now = tonumber(argv[4]), argv[5], argv[6]
+local limit, window, capacity = argv[1] + 0, argv[2] + 0, argv[3] + 0
+local cost, deadline, now = argv[4] + 0, argv[5], argv[6]
 if now then
-  now = tonumber(now)
+  now = now + 0
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+  now = time[1] * 1000 + floor(time[2] / 1000)
 end
-if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
@@ -870,11 +870,11 @@ if raw then
   local from, sep = 1, nil
   repeat
     sep = find(raw, ':', from, true)
-    f1 = tonumber(sub(raw, from, sep and sep - 1))
+    f1 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    f2 = tonumber(sub(raw, from, sep and sep - 1))
+    f2 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
 do
@@ -910,15 +910,15 @@ return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 900719925
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
 local find, sub, format = string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local limit, window = tonumber(argv[1]), tonumber(argv[2])
-local cost, deadline, now = tonumber(argv[3]), argv[4], argv[5]
+local limit, window = argv[1] + 0, argv[2] + 0
+local cost, deadline, now = argv[3] + 0, argv[4], argv[5]
 if now then
-  now = tonumber(now)
+  now = now + 0
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+  now = time[1] * 1000 + floor(time[2] / 1000)
 end
-if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
@@ -927,11 +927,11 @@ if raw then
   local from, sep = 1, nil
   repeat
     sep = find(raw, ':', from, true)
-    f1 = tonumber(sub(raw, from, sep and sep - 1))
+    f1 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    f2 = tonumber(sub(raw, from, sep and sep - 1))
+    f2 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
 do
@@ -961,15 +961,15 @@ return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 900719925
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
 local find, sub, format = string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local limit, window = tonumber(argv[1]), tonumber(argv[2])
-local cost, deadline, now = tonumber(argv[3]), argv[4], argv[5]
+local limit, window = argv[1] + 0, argv[2] + 0
+local cost, deadline, now = argv[3] + 0, argv[4], argv[5]
 if now then
-  now = tonumber(now)
+  now = now + 0
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+  now = time[1] * 1000 + floor(time[2] / 1000)
 end
-if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
@@ -978,15 +978,15 @@ if raw then
   local from, sep = 1, nil
   repeat
     sep = find(raw, ':', from, true)
-    f1 = tonumber(sub(raw, from, sep and sep - 1))
+    f1 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    f2 = tonumber(sub(raw, from, sep and sep - 1))
+    f2 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    f3 = tonumber(sub(raw, from, sep and sep - 1))
+    f3 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
 do
@@ -1033,15 +1033,15 @@ export const OVERRIDABLE_CHECK_LUA = {
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
 local find, sub, format = string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local limit, window, capacity = tonumber(argv[1]), tonumber(argv[2]), tonumber(argv[3])
-local cost, deadline, now = tonumber(argv[4]), argv[5], argv[6]
+local limit, window, capacity = argv[1] + 0, argv[2] + 0, argv[3] + 0
+local cost, deadline, now = argv[4] + 0, argv[5], argv[6]
 if now then
-  now = tonumber(now)
+  now = now + 0
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+  now = time[1] * 1000 + floor(time[2] / 1000)
 end
-if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
@@ -1050,11 +1050,11 @@ if raw then
   local from, sep = 1, nil
   repeat
     sep = find(raw, ':', from, true)
-    f1 = tonumber(sub(raw, from, sep and sep - 1))
+    f1 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    f2 = tonumber(sub(raw, from, sep and sep - 1))
+    f2 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
 -- override: the override in force, as stored, answered last (0: none); ownLimit, ownCapacity: the policy's.
@@ -1119,15 +1119,15 @@ return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 900719925
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
 local find, sub, format = string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local limit, window = tonumber(argv[1]), tonumber(argv[2])
-local cost, deadline, now = tonumber(argv[3]), argv[4], argv[5]
+local limit, window = argv[1] + 0, argv[2] + 0
+local cost, deadline, now = argv[3] + 0, argv[4], argv[5]
 if now then
-  now = tonumber(now)
+  now = now + 0
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+  now = time[1] * 1000 + floor(time[2] / 1000)
 end
-if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
@@ -1136,11 +1136,11 @@ if raw then
   local from, sep = 1, nil
   repeat
     sep = find(raw, ':', from, true)
-    f1 = tonumber(sub(raw, from, sep and sep - 1))
+    f1 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    f2 = tonumber(sub(raw, from, sep and sep - 1))
+    f2 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
 -- override: the override in force, as stored, answered last (0: none); ownLimit: the policy's.
@@ -1190,15 +1190,15 @@ return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 900719925
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
 local find, sub, format = string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local limit, window = tonumber(argv[1]), tonumber(argv[2])
-local cost, deadline, now = tonumber(argv[3]), argv[4], argv[5]
+local limit, window = argv[1] + 0, argv[2] + 0
+local cost, deadline, now = argv[3] + 0, argv[4], argv[5]
 if now then
-  now = tonumber(now)
+  now = now + 0
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+  now = time[1] * 1000 + floor(time[2] / 1000)
 end
-if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
@@ -1207,15 +1207,15 @@ if raw then
   local from, sep = 1, nil
   repeat
     sep = find(raw, ':', from, true)
-    f1 = tonumber(sub(raw, from, sep and sep - 1))
+    f1 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    f2 = tonumber(sub(raw, from, sep and sep - 1))
+    f2 = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
     sep = find(raw, ':', from, true)
-    f3 = tonumber(sub(raw, from, sep and sep - 1))
+    f3 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
 -- override: the override in force, as stored, answered last (0: none); ownLimit: the policy's.
@@ -1280,33 +1280,36 @@ export const POLICIES_CHECK_LUA = `
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
 local find, sub, format = string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local last = 1 + 5 * tonumber(argv[1]) -- the last policy argument
-local cost, deadline, now = tonumber(argv[last + 1]), argv[last + 2], argv[last + 3]
+local last = 1 + 5 * argv[1] -- the last policy argument
+local cost, deadline, now = argv[last + 1] + 0, argv[last + 2], argv[last + 3]
 if now then
-  now = tonumber(now)
+  now = now + 0
 else
   local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+  now = time[1] * 1000 + floor(time[2] / 1000)
 end
-if deadline ~= '' and now > tonumber(deadline) then return { now, -1 } end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
+-- n: the policy arguments as numbers, read once for both passes over the policies.
+local n = {}
+for i = 1, last do n[i] = argv[i] + 0 end
 -- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
 local stored, st, fields = raw and true or false, {}, 0
-for i = 3, last, 5 do fields = fields + tonumber(argv[i]) end
+for i = 3, last, 5 do fields = fields + n[i] end
 if raw then
   local from = 1
   for k = 1, fields do
     local sep = find(raw, ':', from, true)
-    st[k] = tonumber(sub(raw, from, sep and sep - 1))
+    st[k] = sub(raw, from, sep and sep - 1) + 0
     if not sep then break end
     from = sep + 1
   end
 end
 local fitting, o = true, 1
 for i = 2, last, 5 do
-  local code, limit, window, capacity = tonumber(argv[i]), tonumber(argv[i + 2]), tonumber(argv[i + 3]), tonumber(argv[i + 4])
+  local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]
   if code == 1 then
     if not stored then
       st[o], st[o + 1] = capacity, now
@@ -1336,14 +1339,14 @@ for i = 2, last, 5 do
     if fitting and not (-- The previous window's count, weighted by what the sliding window still covers of it.
     st[o + 1] * (window - min(window, max(0, now - st[o]))) + (st[o + 2] + cost) * window <= limit * window) then fitting = false end
   end
-  o = o + tonumber(argv[i + 1])
+  o = o + n[i + 1]
 end
 local applied = 0
 if fitting then
   applied = 1
   local quiet, o = 0, 1
   for i = 2, last, 5 do
-    local code, limit, window, capacity = tonumber(argv[i]), tonumber(argv[i + 2]), tonumber(argv[i + 3]), tonumber(argv[i + 4])
+    local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]
     if code == 1 then
       -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
       st[o] = max(capacity - 9007199254740991, st[o] - cost * window)
@@ -1357,16 +1360,27 @@ if fitting then
         or st[o + 1] > 0 and st[o] + window - now
         or 0)
     end
-    o = o + tonumber(argv[i + 1])
+    o = o + n[i + 1]
   end
   local written
   if quiet > 0 then
-    local value = {}
+    local whole = true
     for k = 1, fields do
       local x = st[k]
-      value[k] = (x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992) and format('%d', x) or format('%.17g', x)
+      if not (x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992) then whole = false break end
     end
-    written = redis.pcall('SET', key, table.concat(value, ':'), 'PX', format('%d', quiet))
+    local value
+    if whole then -- one format call for all of them: '%d:%d:…'
+      value = format(sub(string.rep('%d:', fields), 1, -2), unpack(st, 1, fields))
+    else
+      value = {}
+      for k = 1, fields do
+        local x = st[k]
+        value[k] = (x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992) and format('%d', x) or format('%.17g', x)
+      end
+      value = table.concat(value, ':')
+    end
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end

@@ -1,17 +1,16 @@
 /**
- * The client IP of a request to a Next.js route handler. A `Request` carries no address, so it comes
- * from a header, and only a header your platform or proxy writes itself can be trusted:
- * - on Vercel, `x-real-ip` (Vercel overwrites the forwarding headers; a client cannot set them);
- * - behind one proxy of your own that appends to `X-Forwarded-For` (nginx's
- *   `$proxy_add_x_forwarded_for`), its last entry, the address that proxy saw;
- * - `next start` with no proxy in front: none. Next.js copies the socket's address into
- *   `X-Forwarded-For` only when the request has none, so a client can write its own: put a proxy in
- *   front, or key requests by something else (`byUser`, `byApiKey`).
+ * The client IP of a request to this app, which is served by `next start` behind one reverse proxy of your
+ * own (nginx, Caddy, a load balancer) that appends the address it sees to X-Forwarded-For and is the only
+ * way in: `pnpm start` listens on 127.0.0.1, for a proxy on the same host.
+ *
+ * Next.js leaves an X-Forwarded-For that arrives as it is and writes the caller's address only into a
+ * request that has none. So behind the proxy the last entry is the one the proxy wrote; what a client
+ * wrote before it is ignored. Reached with no proxy in front (a curl on this host), the last entry is the
+ * caller's own address, or whatever the caller wrote: exposed that way, no header can be trusted.
+ * On Vercel, and behind more than one proxy, see the @tollgate/fetch README, "Next.js: the client address".
  */
 
-/** Vercel's `x-real-ip`, else the last `X-Forwarded-For` entry (one trusted proxy, or Next's own). */
+/** The X-Forwarded-For entry the proxy in front of `next start` appended: the last one. */
 export function clientIp(request: Request): string | undefined {
-  const real = request.headers.get('x-real-ip');
-  if (real) return real;
   return request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim() || undefined;
 }

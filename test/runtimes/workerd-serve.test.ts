@@ -1,14 +1,15 @@
 /**
  * @tollgate/fetch and @tollgate/hono on workerd, the registry's binary: limits in an isolate's memory,
- * and on Redis over TCP with a client per request, exact across two workerd processes on one Redis; and
- * the Workers example, served the way `pnpm start` serves it.
+ * and on Redis over TCP (and TLS) with a client per request, exact across two workerd processes on one
+ * Redis; and the Workers example, served the way `pnpm start` serves it.
  */
 import { randomInt } from 'node:crypto';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { makeCertificates, startTlsRedisServer, type TlsRedisProcess } from '../harness/tls.js';
 import { bundleWorker, startWorkerd, type Workerd } from './workerd-harness.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`workerd/${name}`, import.meta.url));
@@ -26,20 +27,26 @@ let second: Workerd;
 let example: Workerd;
 /** Whatever started, to stop after. */
 const running: Workerd[] = [];
+/** A TLS-only Redis, or why this redis-server has none. */
+let tlsRedis: TlsRedisProcess | { unavailable: string };
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tollgate-workerd-'));
-  await Promise.all([
+  [tlsRedis] = await Promise.all([
+    startTlsRedisServer(),
     bundleWorker(fixture('fetch-worker.ts'), join(dir, 'fetch-worker.js')),
     bundleWorker(fixture('hono-worker.ts'), join(dir, 'hono-worker.js')),
     bundleWorker(join(exampleDir, 'index.ts'), join(dir, 'example.js')),
     copyFile(fixture('workerd.capnp'), join(dir, 'workerd.capnp')),
   ]);
+  // workerd.capnp's network trusts ca.pem: the TLS Redis's CA, or one of no use when there is none.
+  const tls = 'unavailable' in tlsRedis ? { url: '', ca: makeCertificates().ca } : tlsRedis;
+  await writeFile(join(dir, 'ca.pem'), tls.ca);
   const onRedis = {
     config: 'workerd.capnp',
     cwd: dir,
     sockets: ['fetch', 'hono', 'example'],
-    env: { REDIS_URL: inject('redisUrl') },
+    env: { REDIS_URL: inject('redisUrl'), REDIS_TLS_URL: tls.url },
   };
   const started = await Promise.allSettled([
     startWorkerd(onRedis),
@@ -60,6 +67,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(running.map((server) => server.stop()));
+  if (tlsRedis && 'stop' in tlsRedis) await tlsRedis.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -157,6 +165,18 @@ describe('on Redis over TCP, a client connected per request', () => {
     expect(allowed.map((response) => rateLimitItems(response)[0]?.r).sort()).toEqual([0, 1, 2, 3, 4]);
   });
 
+  it('reaches a TLS Redis (rediss://) too, with either client', async (context) => {
+    if ('unavailable' in tlsRedis) context.skip(tlsRedis.unavailable);
+    const client = newClient();
+    const statuses = [];
+    for (let sent = 0; sent < 6; sent++) {
+      statuses.push(
+        (await get(first, 'fetch', `/${sent % 2 ? 'node-redis' : 'ioredis'}?tls`, client)).status,
+      );
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+
   it('limits the example’s /api/* on Redis: 10 a minute per client across both processes', async () => {
     const client = newClient();
     const responses = await Promise.all(
@@ -173,12 +193,15 @@ describe('on Redis, the work after the response, which workerd would cut off wit
   it.each([
     ['@tollgate/fetch', 'fetch', '/ioredis/refund'],
     ['@tollgate/hono', 'hono', '/refund'],
-  ])('%s gives back the charge of a failed answer once its body was sent (skipFailedRequests)', async (_, socket, path) => {
-    const client = newClient();
-    const statuses = [];
-    for (let sent = 0; sent < 4; sent++) statuses.push((await get(first, socket, path, client)).status);
-    expect(statuses).toEqual([500, 500, 500, 500]);
-  });
+  ])(
+    '%s gives back the charge of a failed answer once its body was sent (skipFailedRequests)',
+    async (_, socket, path) => {
+      const client = newClient();
+      const statuses = [];
+      for (let sent = 0; sent < 4; sent++) statuses.push((await get(first, socket, path, client)).status);
+      expect(statuses).toEqual([500, 500, 500, 500]);
+    },
+  );
 
   it.each([
     ['@tollgate/fetch', 'fetch', '/ioredis/slot'],

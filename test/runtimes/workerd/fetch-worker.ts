@@ -1,6 +1,6 @@
 /**
  * The fetch worker the workerd suite serves: `@tollgate/fetch` in this isolate's memory, and on Redis over
- * TCP through ioredis and node-redis, with a client connected per request.
+ * TCP (or TLS, given `?tls`) through ioredis and node-redis, with a client connected per request.
  */
 import { rateLimit, type Store, withConcurrencyLimit, withRateLimit } from '@tollgate/fetch';
 import { storeOnIoredis, storeOnNodeRedis } from './redis-per-request.js';
@@ -8,6 +8,8 @@ import { storeOnIoredis, storeOnNodeRedis } from './redis-per-request.js';
 /** The bindings of `workerd.capnp`. */
 interface Env {
   readonly REDIS_URL: string;
+  /** A `rediss://` URL, of a Redis whose certificate the config's network trusts. */
+  readonly REDIS_TLS_URL: string;
 }
 
 /** What workerd passes a Worker's `fetch` after its bindings: the request's ExecutionContext. */
@@ -68,16 +70,17 @@ async function afterResponseOnRedis(
 
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-    const path = new URL(request.url).pathname;
+    const { pathname: path, searchParams } = new URL(request.url);
+    const redisUrl = searchParams.has('tls') ? env.REDIS_TLS_URL : env.REDIS_URL;
     switch (path) {
       case '/memory':
         return inMemory(request);
       case '/memory/refund':
         return failuresFree(request);
       case '/ioredis':
-        return onRedis(request, await storeOnIoredis(env.REDIS_URL));
+        return onRedis(request, await storeOnIoredis(redisUrl));
       case '/node-redis':
-        return onRedis(request, await storeOnNodeRedis(env.REDIS_URL));
+        return onRedis(request, await storeOnNodeRedis(redisUrl));
       case '/ioredis/refund':
       case '/ioredis/slot':
         return afterResponseOnRedis(path, request, env, ctx);

@@ -8,8 +8,12 @@ const config :Workerd.Config = (
     (name = "hono", worker = .honoWorker),
     (name = "example", worker = .exampleWorker),
     # Where a Worker's sockets go. workerd allows public addresses only by default, as Cloudflare
-    # does; the suite's Redis is on loopback.
-    (name = "internet", network = (allow = ["public", "private"])),
+    # does; the suite's Redis is on loopback. Its TLS Redis has a certificate of the suite's own CA,
+    # which the suite writes beside this file.
+    (
+      name = "internet",
+      network = (allow = ["public", "private"], tlsOptions = (trustedCertificates = [embed "ca.pem"])),
+    ),
   ],
   sockets = [
     (name = "fetch", address = "127.0.0.1:0", http = (), service = "fetch"),
@@ -21,7 +25,10 @@ const config :Workerd.Config = (
 const fetchWorker :Workerd.Worker = (
   modules = [(name = "fetch-worker.js", esModule = embed "fetch-worker.js")],
   compatibilityDate = "2026-11-23",
-  bindings = [(name = "REDIS_URL", fromEnvironment = "REDIS_URL")],
+  bindings = [
+    (name = "REDIS_URL", fromEnvironment = "REDIS_URL"),
+    (name = "REDIS_TLS_URL", fromEnvironment = "REDIS_TLS_URL"),
+  ],
 );
 
 const honoWorker :Workerd.Worker = (

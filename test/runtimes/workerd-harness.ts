@@ -54,7 +54,7 @@ export async function startWorkerd(options: {
   const { config, cwd, sockets, args = [], env = {} } = options;
   const child = spawn(workerdBinary, ['serve', config, '--verbose', '--control-fd=3', ...args], {
     cwd,
-    env: { ...process.env, ...env },
+    env: { ...process.env, PWD: cwd, ...env }, // PWD: workerd notes a stale one on every start
     stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

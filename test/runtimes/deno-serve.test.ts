@@ -1,0 +1,22 @@
+/**
+ * @tollgate/fetch and @tollgate/hono on `Deno.serve`: the runtime suite's table on every store, and the
+ * app and the READMEs' Deno blocks passing `deno check`.
+ */
+import { beforeAll, expect, it } from 'vitest';
+import { deno } from './runtime-process.js';
+import { runtimeSuite } from './runtime-suite.js';
+import { denoCheck, readmeBlocks, writeBlocks } from './runtime-typecheck.js';
+
+const suite = runtimeSuite(deno, 'deno-server.ts');
+const blocks = readmeBlocks('Deno');
+let checked: Promise<string>;
+
+// `deno check` runs while the servers answer the table: it has a process of its own.
+beforeAll(async () => {
+  const project = suite.project();
+  checked = denoCheck(project, ['deno-server.ts', ...(await writeBlocks(project, blocks))]);
+});
+
+it("the app and the READMEs' Deno blocks, as written, pass deno check", async () => {
+  expect(await checked).toBe('');
+});

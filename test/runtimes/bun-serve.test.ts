@@ -18,5 +18,10 @@ beforeAll(async () => {
 });
 
 it("the app and the READMEs' Bun blocks, as written, type-check with Bun's types", async () => {
+  // One block in each README: fetch's and Hono's.
+  expect(blocks.map(({ where }) => where.split(':')[0])).toEqual([
+    'packages/fetch/README.md',
+    'packages/hono/README.md',
+  ]);
   expect(await checked).toBe('');
 });

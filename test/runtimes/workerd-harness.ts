@@ -87,8 +87,8 @@ function listening(
     child.once('error', (error) => fail(`could not start (${error.message})`));
     child.once('exit', (code, signal) => fail(`exited (${signal ?? code}) before listening`));
     createInterface({ input: child.stdio[3] as Readable }).on('line', (line) => {
-      const event = JSON.parse(line) as { event?: string; socket?: string; port?: number };
-      if (event.event !== 'listen' || event.socket === undefined || event.port === undefined) return;
+      const event = parsed(line);
+      if (event?.event !== 'listen' || event.socket === undefined || event.port === undefined) return;
       ports[event.socket] = event.port;
       if (sockets.every((socket) => socket in ports)) {
         clearTimeout(timer);
@@ -97,6 +97,15 @@ function listening(
       }
     });
   });
+}
+
+/** A control line of workerd's, or `undefined` for one that is not JSON. */
+function parsed(line: string): { event?: string; socket?: string; port?: number } | undefined {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Ends `child` (SIGTERM, then SIGKILL if it lingers) and waits for it to exit. */

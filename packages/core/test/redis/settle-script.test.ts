@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   GENERATED_PATH,
+  LUA_DIR,
+  luaFiles,
   REGENERATE,
-  settleScriptLua,
   settleScriptModule,
-} from '../../src/stores/redis/script/generate.js';
+} from '../../src/stores/redis/script/lua-files.js';
 import {
   LEASE_SCRIPT,
   OVERRIDABLE_CHECK_SCRIPTS,
@@ -19,6 +20,51 @@ import {
 
 const writing = process.env.TOLLGATE_WRITE_LUA === '1';
 const generatedPath = fileURLToPath(new URL(`../../${GENERATED_PATH}`, import.meta.url));
+const luaDir = fileURLToPath(new URL(`../../${LUA_DIR}`, import.meta.url));
+
+describe('the .lua files of the scripts Redis runs', () => {
+  it('are committed exactly as the generators make them, and no others', () => {
+    const files = luaFiles();
+    if (writing) {
+      rmSync(luaDir, { recursive: true, force: true });
+      mkdirSync(luaDir, { recursive: true });
+      for (const [name, lua] of Object.entries(files)) writeFileSync(`${luaDir}/${name}`, lua);
+      return;
+    }
+    expect(readdirSync(luaDir).sort(), `out of step: run \`${REGENERATE}\``).toEqual(
+      Object.keys(files).sort(),
+    );
+    for (const [name, lua] of Object.entries(files)) {
+      expect(readFileSync(`${luaDir}/${name}`, 'utf8'), `${name} out of step: run \`${REGENERATE}\``).toBe(
+        lua,
+      );
+    }
+  });
+
+  it.skipIf(writing)('are what the store sends', () => {
+    const files = luaFiles();
+    const sent = {
+      'settle.lua': SETTLE_SCRIPT,
+      'check-policies.lua': POLICIES_CHECK_SCRIPT,
+      'override.lua': OVERRIDE_SCRIPT,
+      'lease.lua': LEASE_SCRIPT,
+      ...Object.fromEntries(
+        Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}.lua`, script]),
+      ),
+      ...Object.fromEntries(
+        Object.entries(OVERRIDABLE_CHECK_SCRIPTS).map(([name, script]) => [
+          `check-${name}-overridable.lua`,
+          script,
+        ]),
+      ),
+    };
+    expect(Object.keys(sent).sort()).toEqual(Object.keys(files).sort());
+    for (const [name, script] of Object.entries(sent)) {
+      expect(script.source, name).toBe(files[name]);
+      expect(script.sha1, name).toBe(createHash('sha1').update(script.source).digest('hex'));
+    }
+  });
+});
 
 describe('the settle script Redis runs', () => {
   // `pnpm --filter @tollgate/core lua:write` runs this file with TOLLGATE_WRITE_LUA=1 to rewrite it.
@@ -28,15 +74,10 @@ describe('the settle script Redis runs', () => {
     else expect(readFileSync(generatedPath, 'utf8'), `out of step: run \`${REGENERATE}\``).toBe(generated);
   });
 
-  it.skipIf(writing)('is the committed text, as the store sends it', () => {
-    expect(SETTLE_SCRIPT.source).toBe(settleScriptLua());
-    expect(SETTLE_SCRIPT.sha1).toBe(createHash('sha1').update(settleScriptLua()).digest('hex'));
-  });
-
   // A change here is a change in what every Redis runs: servers of two versions sharing one Redis run
   // both scripts side by side, so say in the changeset whether the stored values and answers still agree.
   it.skipIf(writing)('has the SHA pinned here', () => {
-    expect(SETTLE_SCRIPT.sha1).toBe('6d3d84e529b8740e6dc46befbe32bf168fff09cd');
+    expect(SETTLE_SCRIPT.sha1).toBe('767373acef0f22a83ed87a422cc296334729ab5e');
   });
 });
 
@@ -45,9 +86,9 @@ describe('the single-check scripts Redis runs', () => {
     expect(
       Object.fromEntries(Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1])),
     ).toEqual({
-      'token-bucket': '76171b4604ae3199c09b0b0f3dfdf1423e4a2a36',
-      'fixed-window': '710ec386cfcd85cca07144cbc6b03ee0879f5c98',
-      'sliding-window': '18160978667351efba8493817f1104126ee3386a',
+      'token-bucket': '8d240113c2addd95222b8b6e6569e789b6f7dbb1',
+      'fixed-window': 'bed0159571fd798d2140ec1aafd8953f63867aa2',
+      'sliding-window': '75113a069845db2f7084eecea1491dac886c5501',
     });
   });
 });
@@ -56,27 +97,27 @@ describe('the single-check scripts that read overrides', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(OVERRIDABLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': 'be585d3f084a86b0d045fcade46bd7f87023c9eb',
-      'fixed-window': 'c39daf2542544807bcc74fa7a6047b8e3bff2391',
-      'sliding-window': '93fc5e53d1ce1d6f7c4eba54f1b4c3805955d959',
+      'token-bucket': '2f634dd46cdb7d6001d203a3c7b63a6fb5968a80',
+      'fixed-window': '714b2b3fd567957d60149f59506f41af1da97bd0',
+      'sliding-window': 'e4cc80baaf44cc69f2dc78061274fcbade08de27',
     });
   });
 });
 
 describe('the single-check script of several policies Redis runs', () => {
   it.skipIf(writing)('has its SHA pinned here', () => {
-    expect(POLICIES_CHECK_SCRIPT.sha1).toBe('2845d5f93ed1119d54441ff69f85ff839736d1d7');
+    expect(POLICIES_CHECK_SCRIPT.sha1).toBe('4da54c996a14f513bd639cc22a3e6ee86fc2bb1a');
   });
 });
 
 describe('the override script Redis runs', () => {
   it('has the SHA pinned here', () => {
-    expect(OVERRIDE_SCRIPT.sha1).toBe('348473fa73725cf1c2913fcf9b79e037e6f3256c');
+    expect(OVERRIDE_SCRIPT.sha1).toBe('eca4ba5a948f741df0f36ddaf13c1745aa6ccf82');
   });
 });
 
 describe('the lease script Redis runs', () => {
   it('has the SHA pinned here', () => {
-    expect(LEASE_SCRIPT.sha1).toBe('2c400ed0b6bde7a69d8ae40e37344f4b3aefbd85');
+    expect(LEASE_SCRIPT.sha1).toBe('21fc8f5e1248570569144691c98e2b48e0caf98f');
   });
 });

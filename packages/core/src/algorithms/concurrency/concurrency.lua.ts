@@ -16,7 +16,11 @@
  *
  * Returns { 1 (acquired / released) or 0 (refused: the limit is held), now, leases held after }.
  */
-export const CONCURRENCY_LUA = `
+export const CONCURRENCY_LUA = `-- The lease script: takes ('acquire') or ends ('release') a lease of a concurrency limit.
+-- KEYS[1]  the key's leases, a sorted set of lease ids scored by their expiry (ms)
+-- ARGV     now ('' the server's), deadline ('' none), mode, the lease id, the most leases at once, ttl
+-- Path: drop the leases past their expiry, then release, or acquire while fewer than the most are held.
+-- Answers { 1 done or 0 refused, now, leases held after }; { -1, now, 0 } past its deadline.
 local now = tonumber(ARGV[1])
 if not now then
   local time = redis.call('TIME')

@@ -5,48 +5,41 @@
  * check is atomic across all of its key's policies, whatever their algorithms. What it reads and answers
  * is `wire.ts`'s.
  *
- * The store never runs this code: it runs the committed output, `settle-script.generated.ts`, so that what
- * is reviewed is what Redis runs. A test fails when the two differ; `pnpm --filter @tollgate/core
- * lua:write` rewrites the committed file.
+ * The store never runs this code: it runs the committed output (`lua/settle.lua`, and the module the
+ * store imports, `settle-script.generated.ts`; see `lua-files.ts`), so that what is reviewed is what
+ * Redis runs. A test fails when they differ; `pnpm --filter @tollgate/core lua:write` rewrites them.
  *
  * Redis runs the script's whole body on every call, and in its Lua each table and closure made costs
- * about a tenth of a microsecond and more in garbage collection: the algorithms' steps are functions
- * that branch on the algorithm's code, not tables of closures, and a check makes no table of its own
- * (commit 7321e3d; EVALSHA time per check, Redis 7.0, commandstats, medians of 5 interleaved rounds: one
- * check per call 21.9 → 19.1 µs; 27 checks on one key 3.41 → 2.99 µs; 27 checks on 27 keys 7.27 → 7.12 µs).
+ * time and garbage collection: the algorithms' steps are functions that branch on the algorithm's code,
+ * not tables of closures, and a check makes no table of its own.
  *
- * A check takes one of three paths, and each holds every algorithm's steps (so each algorithm's body is
- * in the script three times). Both fast paths are kept for a measured reason, written beside each in
- * `fast-paths.ts`:
+ * A check takes one of three paths, and each holds every algorithm's steps:
  * - `settle`, the held path: the general one (several policies, a ban or a penalty, a key that comes
  *   more than once in the batch), the algorithms' steps as the functions `operation()` makes (the
  *   penalties' two only in a call that has a set with one). Its functions are made only in a call that
- *   takes it (commit 85d9b48, with a one-policy set made at its full size: a call of one check on a new
- *   key, 12.19 → 10.75 µs of Redis's time, `redis-benchmark`, 7 rounds).
- * - `settleOne`: one policy and no ban or penalty, on a held key: steps inlined, fields in locals (a
- *   fifth less of Redis's time per check).
- * - `settleAlone`: `settleOne` for a key that comes once in its batch, with no held copy (6–12% less of
- *   Redis's time per check across 10k keys); also for a one-policy set that reads overrides, on a key
- *   with none in force (one check per call on 500 keys, `INFO commandstats`, medians of 7 interleaved
- *   rounds against the same set without overrides: on the held path 17.7 µs of Redis's time per call
- *   against 11.9; on this one, in another run, 16.0 against 13.4). A key with an override in force
- *   takes the held path (25.7 µs in that run).
+ *   takes it.
+ * - `settleOne`: one policy and no ban or penalty, on a held key: steps inlined, fields in locals.
+ * - `settleAlone`: `settleOne` for a key that comes once in its batch, with no held copy; also for a
+ *   one-policy set that reads overrides, on a key with none in force (a key with an override in force
+ *   takes the held path).
  */
 import type { AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { BACKOFF_LUA } from '../../../algorithms/backoff/backoff.lua.js';
 import { BAN_LUA } from '../../../algorithms/ban/ban.lua.js';
-import { ALGORITHM_LUA, ALGORITHMS } from '../../../algorithms/registry.js';
+import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
 import { settleAlone, settleOne } from './fast-paths.js';
-import { policiesCheckLua, singleCheckLua } from './single-check.js';
-
-/** Where the generated script is committed, from the package root. */
-export const GENERATED_PATH = 'src/stores/redis/script/settle-script.generated.ts';
-/** The command that rewrites the committed script from this generator. */
-export const REGENERATE = 'pnpm --filter @tollgate/core lua:write';
 
 /** The settle script's Lua, as Redis runs it. */
 export function settleScriptLua(): string {
   return `
+-- The settle script: a batch of checks, each decided atomically, one after another (layout: wire.ts).
+-- KEYS  a key per check;  ARGV  the policy sets, the shapes (now, deadline, cost, mode), a shape per check
+-- Answers: each shape's now, then each check's status and state fields.
+-- Paths a check takes:
+--   settleAlone  one policy, no ban or penalty, its key once in the batch: read, decide, write at once
+--   settleOne    the same on a key that comes more than once (held: read once, written at the end)
+--   settle       the held path, heldPath(): several policies, a ban, a penalty, an override in force
+-- Then the held keys are written, and a key Redis refused to write takes back its checks' answers.
 local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
 local find, sub = string.find, string.sub
 
@@ -441,44 +434,6 @@ for c = 1, #KEYS do
   end
 end
 return answers
-`;
-}
-
-/** The committed module: the scripts as string constants, under a header that says how they are made. */
-export function settleScriptModule(): string {
-  const literal = (lua: string) => lua.replace(/[\\`]|\$\{/g, (match) => `\\${match}`);
-  return `/**
- * The Lua the Redis store runs to settle checks, exactly as Redis runs it. Generated by \`generate.ts\`
- * and \`single-check.ts\` from the algorithms' Lua: do not edit, but run \`${REGENERATE}\`.
- * What they read and answer, and the status codes: \`wire.ts\`. A test pins their SHAs, so that a change
- * in what Redis runs shows in review.
- */
-
-/** The settle script: a batch of checks. */
-export const SETTLE_LUA = \`${literal(settleScriptLua())}\`;
-
-/**
- * The single-check scripts, by algorithm: a consume of one policy with no ban, penalty or override, alone
- * in its call.
- */
-export const SINGLE_CHECK_LUA = {
-${Object.values(ALGORITHMS)
-  .map((algorithm) => `  '${algorithm.name}': \`${literal(singleCheckLua(algorithm))}\`,`)
-  .join('\n')}
-} as const;
-
-/**
- * The single-check scripts for a limiter that reads overrides, by algorithm: as above, with the key's
- * override read beside it.
- */
-export const OVERRIDABLE_CHECK_LUA = {
-${Object.values(ALGORITHMS)
-  .map((algorithm) => `  '${algorithm.name}': \`${literal(singleCheckLua(algorithm, true))}\`,`)
-  .join('\n')}
-} as const;
-
-/** The single-check script of a set of several policies. */
-export const POLICIES_CHECK_LUA = \`${literal(policiesCheckLua())}\`;
 `;
 }
 

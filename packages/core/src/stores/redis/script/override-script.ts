@@ -16,7 +16,14 @@
  */
 import { rebaseFunction } from './generate.js';
 
-export const OVERRIDE_LUA = `
+/** The override script as written here; the store runs it as `lua-files.ts` indents it (`OVERRIDE_LUA`). */
+export const OVERRIDE_LUA_TEMPLATE = `
+-- The override script: writes ('set'), removes ('remove') or reads ('get') a key's override (wire.ts).
+-- KEYS[1]  the override, <key>:o;  KEYS[2]  the key's buckets
+-- ARGV     mode, now ('' the server's), limits ('limit:burst:…'), ttl ('' none), how long the buckets are
+--          kept at least after a change, how long an ended override is kept, then the limiter's policies
+-- Path: a change rebases the buckets' state from the old limits to the new, so what was used stays used.
+-- Answers { now, the override in force as stored ('' none) } for 'get'; '' for the others.
 local tonumber, min, max, find, sub, format = tonumber, math.min, math.max, string.find, string.sub, string.format
 local mode, now = ARGV[1], ARGV[2]
 if now == '' then

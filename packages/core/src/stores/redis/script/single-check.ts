@@ -36,14 +36,13 @@ function indented(body: string, spaces: number): string {
 }
 
 /**
- * What every single-check script does first: its locals, then `policy` (Lua that reads the policy
+ * What every single-check script does first (after the library functions it calls, `withLibrary`): its
+ * locals, then `policy` (Lua that reads the policy
  * arguments), then the check's cost, deadline and now (ARGV[`argument(0)`] on); a check past its deadline
  * answers -1, and `raw` is the key's state as read (a key Redis refuses to read answers -2).
  */
 function prelude(policy: string, argument: (k: number) => string): string {
-  return `local tonumber, min, max, floor, ceil = tonumber, math.min, math.max, math.floor, math.ceil
-local find, sub, format = string.find, string.sub, string.format
-local argv, key = ARGV, KEYS[1]
+  return `local argv, key = ARGV, KEYS[1]
 ${policy}
 local cost, deadline, now = argv[${argument(0)}] + 0, argv[${argument(1)}], argv[${argument(2)}]
 if now then
@@ -57,6 +56,28 @@ if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
 `;
+}
+
+/** The library functions a script may call, as the locals it reads them from. */
+const LIBRARY = [
+  ['tonumber', 'tonumber'],
+  ['min', 'math.min'],
+  ['max', 'math.max'],
+  ['floor', 'math.floor'],
+  ['ceil', 'math.ceil'],
+  ['find', 'string.find'],
+  ['sub', 'string.sub'],
+  ['format', 'string.format'],
+] as const;
+
+/**
+ * `lua` after its `header` (a comment: what it takes, its path, what it answers) and a local for each
+ * library function it calls (a local is read faster than a global).
+ */
+function withLibrary(header: string, lua: string): string {
+  const used = LIBRARY.filter(([name]) => new RegExp(`\\b${name}\\(`).test(lua));
+  const names = used.map(([name]) => name).join(', ');
+  return `\n${header}\nlocal ${names} = ${used.map(([, value]) => value).join(', ')}${lua}`;
 }
 
 /** A whole number a double holds exactly: written and answered in plain digits. */
@@ -84,17 +105,24 @@ export function singleCheckLua(algorithm: Algorithm, overridable = false): strin
     const part = `sep = find(raw, ':', from, true)\n    f${k} = sub(raw, from, sep and sep - 1) + 0`;
     parse = k === fields ? part : `${part}\n    if not sep then break end\n    from = sep + 1\n    ${parse}`;
   }
-  const whole = fieldList(fields, (k) => `(${SAFE(f(k))})`, ' and ');
+  const whole = fieldList(fields, (k) => `(${SAFE(f(k))})`, '\nand ');
   const digits = fieldList(fields, () => '%d', ':');
   const anyNumber = fieldList(
     fields,
     (k) => `(${SAFE(f(k))} and format('%d', ${f(k)}) or format('%.17g', ${f(k)}))`,
-    " .. ':' .. ",
+    "\n.. ':' .. ",
   );
-  return `
+  const header = `-- A single check (${algorithm.name}${overridable ? ', reading overrides' : ''}): one consume of one policy, alone in its call.
+-- KEYS[1]  the check's key${overridable ? "; its override beside it, at KEYS[1]..':o'" : ''}
+-- ARGV     limit, windowMs${capacity ? ', capacityUnits' : ''}, then cost, deadline ('' none), now ('' or absent: the server's)
+-- Path: read the state (-2: Redis refused the key), ${overridable ? 'the override in force or ended, ' : ''}bring it to now, and if the cost fits,
+-- apply it and write (or delete) the state. Answers { now, applied, the fields${overridable ? ', the override' : ''} }; -1: past its deadline.`;
+  return withLibrary(
+    header,
+    `
 ${prelude(`local ${policyArgs} = ${policyValues}`, (k) => String(a + k))}local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
 if raw then
-  local from, sep = 1, nil
+  local from, sep = 1
   repeat
     ${parse}
   until true
@@ -109,7 +137,11 @@ if ${inline(lua.fits)} then
   local quiet, written = max(0, ${inline(lua.idle)}), nil
 ${overridable ? ownIdle(capacity, inline(lua.idle, 4)) : ''}  if quiet > 0 then
     local value
-    if ${whole} then value = format('${digits}', ${locals}) else value = ${anyNumber} end
+    if ${whole} then
+      value = format('${digits}', ${locals})
+    else
+      value = ${anyNumber}
+    end
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
@@ -117,9 +149,13 @@ ${overridable ? ownIdle(capacity, inline(lua.idle, 4)) : ''}  if quiet > 0 then
   if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
-if ${whole} then return { now, applied, ${locals}${overridable ? ', override' : ''} } end
-return { now, applied, ${fieldList(fields, (k) => `${SAFE(f(k))} and ${f(k)} or format('%.17g', ${f(k)})`)}${overridable ? ', override' : ''} }
-`;
+if ${whole} then
+  return { now, applied, ${locals}${overridable ? ', override' : ''} }
+end
+return { now, applied,
+${fieldList(fields, (k) => `${SAFE(f(k))} and ${f(k)} or format('%.17g', ${f(k)})`, ',\n')}${overridable ? ',\noverride' : ''} }
+`,
+  );
 }
 
 /**
@@ -132,6 +168,8 @@ function overrideSection(
   capacity: boolean,
   inline: (body: string, spaces?: number) => string,
 ): string {
+  const own = ownLimits(capacity, lua.idle);
+  const kept = own.map(([, ownName]) => `, ${ownName}`).join('');
   const limits = capacity ? 'limit, capacity' : 'limit';
   const overridden = capacity ? 'ovLimit, ovBurst * window' : 'ovLimit';
   const rebase =
@@ -142,8 +180,9 @@ function overrideSection(
       -- Ended: what was written under it is read in its terms, then in the policy's own.
       local wasLimit, was, ends, before = ovLimit, ovBurst * window, expires, expires
       ${inline(lua.rebase, 6)}`;
-  return `-- override: the override in force, as stored, answered last (0: none); ownLimit${capacity ? ', ownCapacity' : ''}: the policy's.
-local override, ends, ownLimit${capacity ? ', ownCapacity' : ''} = 0, 0, ${limits}
+  const keptNote = own.length === 0 ? '' : `;${kept.slice(1)}: the policy's own`;
+  return `-- override: the override in force, as stored, answered last (0: none)${keptNote}.
+local override, ends${kept} = 0, 0${own.map(([name]) => `, ${name}`).join('')}
 local record = redis.pcall('GET', key .. ':o')
 if type(record) == 'string' then
   local first = find(record, ':', 1, true)
@@ -161,14 +200,26 @@ end
 `;
 }
 
+/** The policy's own limits that its `idle` step reads (an override changes them), and their copies' names. */
+function ownLimits(capacity: boolean, idle: string): [string, string][] {
+  return [
+    ...(/\blimit\b/.test(idle) ? ([['limit', 'ownLimit']] as [string, string][]) : []),
+    ...(capacity && /\bcapacity\b/.test(idle) ? ([['capacity', 'ownCapacity']] as [string, string][]) : []),
+  ];
+}
+
 /**
  * While an override is in force, a state is kept, too, until the policy's own limits would have refilled
  * it once the override is over (as the settle script keeps it).
  */
 function ownIdle(capacity: boolean, idle: string): string {
+  const own = ownLimits(capacity, idle);
+  const restore =
+    own.length === 0
+      ? ''
+      : `${own.map(([name]) => name).join(', ')} = ${own.map(([, value]) => value).join(', ')}\n    `;
   return `  if override ~= 0 then
-    ${capacity ? 'limit, capacity = ownLimit, ownCapacity' : 'limit = ownLimit'}
-    quiet = max(quiet, (ends > 0 and ends - now or 0) + (${idle}))
+    ${restore}quiet = max(quiet, (ends > 0 and ends - now or 0) + (${idle}))
   end
 `;
 }
@@ -190,7 +241,14 @@ export function policiesCheckLua(): string {
       })
       .join('');
   const policy = `local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]`;
-  return `
+  const header = `-- A single check of several policies: one consume, alone in its call, atomic across the policies.
+-- KEYS[1]  the check's key, every policy's state in one string
+-- ARGV     n, then per policy its code, field count, limit, windowMs, capacityUnits; then cost, deadline, now
+-- Path: read the state (-2: Redis refused the key), bring each policy to now; if the cost fits them all,
+-- apply it to each and write (or delete) the state. Answers { now, applied, every field }; -1: past its deadline.`;
+  return withLibrary(
+    header,
+    `
 ${prelude('local last = 1 + 5 * argv[1] -- the last policy argument', (k) => `last + ${k + 1}`)}-- n: the policy arguments as numbers, read once for both passes over the policies.
 local n = {}
 for i = 1, last do n[i] = argv[i] + 0 end
@@ -252,5 +310,6 @@ for k = 1, fields do
   answer[k + 2] = (${SAFE('x')}) and x or format('%.17g', x)
 end
 return answer
-`;
+`,
+  );
 }

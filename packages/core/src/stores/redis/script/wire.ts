@@ -55,9 +55,9 @@ import type { BanRule } from '../../../model/ban.js';
 import type { AlgorithmName, ResolvedPolicy } from '../../../model/policy.js';
 import type { BucketMode, BucketResult, OverrideResult } from '../../../model/store.js';
 import type { LuaScript } from '../redis-client.js';
-import { OVERRIDE_LUA } from './override-script.js';
 import {
   OVERRIDABLE_CHECK_LUA,
+  OVERRIDE_LUA,
   POLICIES_CHECK_LUA,
   SETTLE_LUA,
   SINGLE_CHECK_LUA,

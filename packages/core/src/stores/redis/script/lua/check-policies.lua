@@ -1,0 +1,120 @@
+-- A single check of several policies: one consume, alone in its call, atomic across the policies.
+-- KEYS[1]  the check's key, every policy's state in one string
+-- ARGV     n, then per policy its code, field count, limit, windowMs, capacityUnits; then cost, deadline, now
+-- Path: read the state (-2: Redis refused the key), bring each policy to now; if the cost fits them all,
+-- apply it to each and write (or delete) the state. Answers { now, applied, every field }; -1: past its deadline.
+local min, max, floor, ceil, find, sub, format = math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+local last = 1 + 5 * argv[1] -- the last policy argument
+local cost, deadline, now = argv[last + 1] + 0, argv[last + 2], argv[last + 3]
+if now then
+  now = now + 0
+else
+  local time = redis.call('TIME')
+  now = time[1] * 1000 + floor(time[2] / 1000)
+end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
+
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then return { now, -2, raw.err } end
+-- n: the policy arguments as numbers, read once for both passes over the policies.
+local n = {}
+for i = 1, last do n[i] = argv[i] + 0 end
+-- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
+local stored, st, fields = raw and true or false, {}, 0
+for i = 3, last, 5 do fields = fields + n[i] end
+if raw then
+  local from = 1
+  for k = 1, fields do
+    local sep = find(raw, ':', from, true)
+    st[k] = sub(raw, from, sep and sep - 1) + 0
+    if not sep then break end
+    from = sep + 1
+  end
+end
+local fitting, o = true, 1
+for i = 2, last, 5 do
+  local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]
+  if code == 1 then
+    if not stored then
+      st[o], st[o + 1] = capacity, now
+    else
+      -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
+      local at = st[o + 1]
+      st[o] = min(capacity, st[o] + max(0, now - at) * limit)
+      if at < now then st[o + 1] = now end
+    end
+    if fitting and not (st[o] >= cost * window) then fitting = false end
+  elseif code == 2 then
+    -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
+    -- stepped back keeps the window it is in.
+    if not stored or st[o + 1] <= 0 or now >= st[o] + window then st[o], st[o + 1] = now, 0 end
+    if fitting and not (st[o + 1] + cost <= limit) then fitting = false end
+  elseif code == 3 then
+    local start = floor(now / window) * window
+    if not stored then
+      st[o], st[o + 1], st[o + 2] = start, 0, 0
+    elseif start > st[o] then -- a clock that stepped back keeps the stored windows
+      if start == st[o] + window then
+        st[o], st[o + 1], st[o + 2] = start, st[o + 2], 0
+      else
+        st[o], st[o + 1], st[o + 2] = start, 0, 0
+      end
+    end
+    if fitting and not (-- The previous window's count, weighted by what the sliding window still covers of it.
+        st[o + 1] * (window - min(window, max(0, now - st[o]))) + (st[o + 2] + cost) * window <= limit * window) then fitting = false end
+  end
+  o = o + n[i + 1]
+end
+local applied = 0
+if fitting then
+  applied = 1
+  local quiet, o = 0, 1
+  for i = 2, last, 5 do
+    local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]
+    if code == 1 then
+      -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+      st[o] = max(capacity - 9007199254740991, st[o] - cost * window)
+      quiet = max(quiet, st[o] >= capacity and 0 or st[o + 1] - now + ceil((capacity - st[o]) / limit))
+    elseif code == 2 then
+      st[o + 1] = st[o + 1] + cost
+      quiet = max(quiet, st[o + 1] > 0 and st[o] + window - now or 0)
+    elseif code == 3 then
+      st[o + 2] = st[o + 2] + cost
+      quiet = max(quiet, st[o + 2] > 0 and st[o] + 2 * window - now
+          or st[o + 1] > 0 and st[o] + window - now
+          or 0)
+    end
+    o = o + n[i + 1]
+  end
+  local written
+  if quiet > 0 then
+    local whole = true
+    for k = 1, fields do
+      local x = st[k]
+      if not (x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992) then whole = false break end
+    end
+    local value
+    if whole then -- one format call for all of them: '%d:%d:…'
+      value = format(sub(string.rep('%d:', fields), 1, -2), unpack(st, 1, fields))
+    else
+      value = {}
+      for k = 1, fields do
+        local x = st[k]
+        value[k] = (x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992) and format('%d', x) or format('%.17g', x)
+      end
+      value = table.concat(value, ':')
+    end
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then return { now, -2, written.err } end
+end
+-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+local answer = { now, applied }
+for k = 1, fields do
+  local x = st[k]
+  answer[k + 2] = (x % 1 == 0 and x > -9007199254740992 and x < 9007199254740992) and x or format('%.17g', x)
+end
+return answer

@@ -1,0 +1,100 @@
+-- A single check (token-bucket, reading overrides): one consume of one policy, alone in its call.
+-- KEYS[1]  the check's key; its override beside it, at KEYS[1]..':o'
+-- ARGV     limit, windowMs, capacityUnits, then cost, deadline ('' none), now ('' or absent: the server's)
+-- Path: read the state (-2: Redis refused the key), the override in force or ended, bring it to now, and if the cost fits,
+-- apply it and write (or delete) the state. Answers { now, applied, the fields, the override }; -1: past its deadline.
+local tonumber, min, max, floor, ceil, find, sub, format = tonumber, math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+local limit, window, capacity = argv[1] + 0, argv[2] + 0, argv[3] + 0
+local cost, deadline, now = argv[4] + 0, argv[5], argv[6]
+if now then
+  now = now + 0
+else
+  local time = redis.call('TIME')
+  now = time[1] * 1000 + floor(time[2] / 1000)
+end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
+
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then return { now, -2, raw.err } end
+local stored, f1, f2 = raw and true or false, false, false
+if raw then
+  local from, sep = 1
+  repeat
+    sep = find(raw, ':', from, true)
+    f1 = sub(raw, from, sep and sep - 1) + 0
+    if not sep then break end
+    from = sep + 1
+    sep = find(raw, ':', from, true)
+    f2 = sub(raw, from, sep and sep - 1) + 0
+  until true
+end
+-- override: the override in force, as stored, answered last (0: none); ownLimit, ownCapacity: the policy's own.
+local override, ends, ownLimit, ownCapacity = 0, 0, limit, capacity
+local record = redis.pcall('GET', key .. ':o')
+if type(record) == 'string' then
+  local first = find(record, ':', 1, true)
+  local second = first and find(record, ':', first + 1, true)
+  local expires = second and tonumber(sub(record, 1, first - 1))
+  local ovLimit = second and tonumber(sub(record, first + 1, second - 1))
+  local ovBurst = second and not find(record, ':', second + 1, true) and tonumber(sub(record, second + 1))
+  if ovBurst and expires >= 0 and expires % 1 == 0 and ovLimit >= 1 and ovLimit % 1 == 0
+    and ovBurst >= 1 and ovBurst % 1 == 0 then
+    if expires == 0 or expires > now then
+      override, ends, limit, capacity = record, expires, ovLimit, ovBurst * window
+    elseif stored then
+      -- Ended: what was written under it is read in its terms, then in the policy's own.
+      local wasLimit, was, ends, before = ovLimit, ovBurst * window, expires, expires
+      if f2 < before then
+        local level = min(was, f1 + max(0, ends - f2) * wasLimit)
+        -- What was used stays used: a level owed stays owed, one held is what the new burst leaves of it.
+        if level >= 0 then level = min(capacity, max(0, level + capacity - was)) end
+        f1, f2 = level, max(f2, ends)
+      end
+    end
+  end
+end
+do
+  if not stored then
+    f1, f2 = capacity, now
+  else
+    -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
+    local at = f2
+    f1 = min(capacity, f1 + max(0, now - at) * limit)
+    if at < now then f2 = now end
+  end
+end
+local applied = 0
+if f1 >= cost * window then
+  applied = 1
+  -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+  f1 = max(capacity - 9007199254740991, f1 - cost * window)
+  local quiet, written = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)), nil
+  if override ~= 0 then
+    limit, capacity = ownLimit, ownCapacity
+    quiet = max(quiet, (ends > 0 and ends - now or 0) + (f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)))
+  end
+  if quiet > 0 then
+    local value
+    if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+      and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+      value = format('%d:%d', f1, f2)
+    else
+      value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+    end
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then return { now, -2, written.err } end
+end
+-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+  and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+  return { now, applied, f1, f2, override }
+end
+return { now, applied,
+  f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1),
+  f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2),
+  override }

@@ -1,0 +1,70 @@
+-- A single check (token-bucket): one consume of one policy, alone in its call.
+-- KEYS[1]  the check's key
+-- ARGV     limit, windowMs, capacityUnits, then cost, deadline ('' none), now ('' or absent: the server's)
+-- Path: read the state (-2: Redis refused the key), bring it to now, and if the cost fits,
+-- apply it and write (or delete) the state. Answers { now, applied, the fields }; -1: past its deadline.
+local min, max, floor, ceil, find, sub, format = math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+local limit, window, capacity = argv[1] + 0, argv[2] + 0, argv[3] + 0
+local cost, deadline, now = argv[4] + 0, argv[5], argv[6]
+if now then
+  now = now + 0
+else
+  local time = redis.call('TIME')
+  now = time[1] * 1000 + floor(time[2] / 1000)
+end
+if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
+
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then return { now, -2, raw.err } end
+local stored, f1, f2 = raw and true or false, false, false
+if raw then
+  local from, sep = 1
+  repeat
+    sep = find(raw, ':', from, true)
+    f1 = sub(raw, from, sep and sep - 1) + 0
+    if not sep then break end
+    from = sep + 1
+    sep = find(raw, ':', from, true)
+    f2 = sub(raw, from, sep and sep - 1) + 0
+  until true
+end
+do
+  if not stored then
+    f1, f2 = capacity, now
+  else
+    -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
+    local at = f2
+    f1 = min(capacity, f1 + max(0, now - at) * limit)
+    if at < now then f2 = now end
+  end
+end
+local applied = 0
+if f1 >= cost * window then
+  applied = 1
+  -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
+  f1 = max(capacity - 9007199254740991, f1 - cost * window)
+  local quiet, written = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)), nil
+  if quiet > 0 then
+    local value
+    if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+      and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+      value = format('%d:%d', f1, f2)
+    else
+      value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+    end
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then return { now, -2, written.err } end
+end
+-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+  and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+  return { now, applied, f1, f2 }
+end
+return { now, applied,
+  f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1),
+  f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2) }

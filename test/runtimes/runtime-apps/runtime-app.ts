@@ -85,67 +85,88 @@ export async function runtimeApp<Extra>(
 ): Promise<RuntimeApp<Extra>> {
   const inFlight: InFlight = { bodies: 0, storeCalls: 0 };
   const opened = await openStore(settings);
-  const store = counted(opened.store, inFlight);
-  const answer = (request: Request) => streamedAnswer(request, inFlight);
-  const routes = new Map<string, FetchHandler<Request, [Extra]>>();
-  const hono = new Hono();
-
+  const app: Routes<Extra> = {
+    store: counted(opened.store, inFlight),
+    address,
+    answer: (request) => streamedAnswer(request, inFlight),
+    fetchRoutes: new Map(),
+    hono: new Hono(),
+  };
   for (const [scenario, limits] of Object.entries(RATE_LIMITS) as [RateScenario, object][]) {
-    const options = (adapter: string): FetchRateLimitOptions<[Extra]> => ({
-      ...limits,
-      name: `${adapter}:${scenario}`,
-      store,
-      ip: address.ip,
-      // The ip scenario's 429 names the key, so a test sees which address the limiter used.
-      ...(scenario === 'ip' && { onLimited: (_request, info) => keyAnswer(info.key) }),
-    });
-    routes.set(
-      scenarioPath('with-rate-limit', scenario),
-      withRateLimit<Request, [Extra]>(answer, options('with-rate-limit')),
-    );
-    const limiter = rateLimit(options('check'));
-    routes.set(scenarioPath('check', scenario), async (request, extra) => {
-      const result = await limiter.check(request, extra);
-      if (!result.allowed) return result.response;
-      return result.apply(answer(request));
-    });
-    const honoOptions: HonoRateLimitOptions = {
-      ...limits,
-      name: `hono:${scenario}`,
-      store,
-      getConnInfo: address.getConnInfo,
-      ...(scenario === 'ip' && { handler: (_c, info) => keyAnswer(info.key) }),
-    };
-    hono.get(scenarioPath('hono', scenario), honoRateLimit(honoOptions), (c) => answer(c.req.raw));
+    addRateScenario(app, scenario, limits);
   }
+  addConcurrencyScenario(app);
+  return {
+    async fetch(request, extra) {
+      const { pathname } = new URL(request.url);
+      if (pathname === SETTLED_PATH) return settled(inFlight);
+      if (pathname.startsWith('/hono/')) return app.hono.fetch(request, extra);
+      const route = app.fetchRoutes.get(pathname);
+      return route ? route(request, extra) : new Response('Not Found', { status: 404 });
+    },
+    close: opened.close,
+  };
+}
 
+/** The app's routes in the making, and what every limiter of it shares. */
+interface Routes<Extra> {
+  readonly store: Store;
+  readonly address: RuntimeAddress<Extra>;
+  /** The answer of every limited route. */
+  readonly answer: (request: Request) => Response;
+  /** The @tollgate/fetch routes, by path. */
+  readonly fetchRoutes: Map<string, FetchHandler<Request, [Extra]>>;
+  readonly hono: Hono;
+}
+
+/** A rate-limit scenario's three routes: `withRateLimit`, `check` and Hono, each with its own limiter. */
+function addRateScenario<Extra>(app: Routes<Extra>, scenario: RateScenario, limits: object): void {
+  const { store, address, answer, fetchRoutes, hono } = app;
+  const options = (adapter: string): FetchRateLimitOptions<[Extra]> => ({
+    ...limits,
+    name: `${adapter}:${scenario}`,
+    store,
+    ip: address.ip,
+    // The ip scenario's 429 names the key, so a test sees which address the limiter used.
+    ...(scenario === 'ip' && { onLimited: (_request, info) => keyAnswer(info.key) }),
+  });
+  fetchRoutes.set(
+    scenarioPath('with-rate-limit', scenario),
+    withRateLimit<Request, [Extra]>(answer, options('with-rate-limit')),
+  );
+  const limiter = rateLimit(options('check'));
+  fetchRoutes.set(scenarioPath('check', scenario), async (request, extra) => {
+    const result = await limiter.check(request, extra);
+    return result.allowed ? result.apply(answer(request)) : result.response;
+  });
+  const honoOptions: HonoRateLimitOptions = {
+    ...limits,
+    name: `hono:${scenario}`,
+    store,
+    getConnInfo: address.getConnInfo,
+    ...(scenario === 'ip' && { handler: (_c, info) => keyAnswer(info.key) }),
+  };
+  hono.get(scenarioPath('hono', scenario), honoRateLimit(honoOptions), (c) => answer(c.req.raw));
+}
+
+/** The concurrency scenario's three routes, as {@link addRateScenario}'s. */
+function addConcurrencyScenario<Extra>(app: Routes<Extra>): void {
+  const { store, address, answer, fetchRoutes, hono } = app;
   const slots = (adapter: string) => ({ ...CONCURRENCY_LIMIT, name: `${adapter}:concurrency`, store });
-  routes.set(
+  fetchRoutes.set(
     scenarioPath('with-rate-limit', 'concurrency'),
     withConcurrencyLimit<Request, [Extra]>(answer, { ...slots('with-rate-limit'), ip: address.ip }),
   );
-  const slot = concurrencyLimit({ ...slots('check'), ip: address.ip });
-  routes.set(scenarioPath('check', 'concurrency'), async (request, extra) => {
-    const result = await slot.check(request, extra);
-    if (!result.allowed) return result.response;
-    return result.apply(answer(request));
+  const limiter = concurrencyLimit({ ...slots('check'), ip: address.ip });
+  fetchRoutes.set(scenarioPath('check', 'concurrency'), async (request, extra) => {
+    const result = await limiter.check(request, extra);
+    return result.allowed ? result.apply(answer(request)) : result.response;
   });
   hono.get(
     scenarioPath('hono', 'concurrency'),
     honoConcurrencyLimit({ ...slots('hono'), getConnInfo: address.getConnInfo }),
     (c) => answer(c.req.raw),
   );
-
-  return {
-    async fetch(request, extra) {
-      const { pathname } = new URL(request.url);
-      if (pathname === SETTLED_PATH) return settled(inFlight);
-      if (pathname.startsWith('/hono/')) return hono.fetch(request, extra);
-      const route = routes.get(pathname);
-      return route ? route(request, extra) : new Response('Not Found', { status: 404 });
-    },
-    close: opened.close,
-  };
 }
 
 /** The 429 of the ip scenario: the key the limiter charged. */

@@ -102,7 +102,9 @@ export function tollgateDrivers(): CostDriver[] {
     shapes: config.shapes,
     async open(clients, owners): Promise<OpenedDriver> {
       const store = new RedisStore({ client: clients.tollgate });
-      const limiter = createLimiter({ ...config.options, store });
+      // Redis under valgrind runs tens of times slower: a batch may take seconds on a busy machine, past
+      // the default 1 s timeout. The deadline sent is a number of the same digits either way.
+      const limiter = createLimiter({ ...config.options, store, timeout: 30_000 });
       await config.prepare?.(limiter, owners);
       const { settleMs } = config;
       return {

@@ -10,6 +10,7 @@ export type {
   Policy,
   RateLimitInfo,
   Store,
+  TollgateErrorCode,
 } from './index.js';
 export {
   byApiKey,
@@ -20,4 +21,5 @@ export {
   MemoryStore,
   RateLimitError,
   RedisStore,
+  TollgateError,
 } from './index.js';

@@ -152,5 +152,7 @@ export { RedisStore } from './stores/redis/redis-store.js';
 export type { RedisStoreOptions } from './stores/redis/redis-store-options.js';
 export { type Duration, type DurationUnit, parseDuration } from './support/duration.js';
 export { type HashIdentityOptions, hashIdentity } from './support/identity.js';
+export { TollgateOptionError } from './support/option-error.js';
 export { StoreUnavailableError } from './support/store-error.js';
+export { TollgateError, type TollgateErrorCode } from './support/tollgate-error.js';
 export type { Logger, WarningCode, WarningSwitches } from './support/warnings.js';

@@ -18,6 +18,7 @@ import {
   type ResponseAccess,
   RouteLimiters,
   rateLimitLifecycle,
+  TollgateOptionError,
 } from '@tollgate/core';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
@@ -123,7 +124,8 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
   const base: Partial<FastifyRateLimitOptions> = Object.setPrototypeOf(rest, null);
   const global = Object.hasOwn(options, 'global') ? globalOption : true;
   const hook = Object.hasOwn(options, 'hook') ? hookOption : 'onRequest';
-  if (typeof global !== 'boolean') throw new TypeError('@tollgate/fastify: global must be true or false');
+  if (typeof global !== 'boolean')
+    throw new TollgateOptionError('@tollgate/fastify: global must be true or false');
   checkHook(hook, '@tollgate/fastify: hook');
   // Fastify's logger is off unless the app turns it on; Tollgate's warnings must not vanish with it.
   const logger = typeof fastify.log.level === 'string' ? fastify.log : console;
@@ -258,7 +260,7 @@ function ownRateLimit(config: object | undefined): RouteRateLimitOptions | false
 
 function checkHook(hook: unknown, what: string): asserts hook is RateLimitHook {
   if (!HOOKS.includes(hook as RateLimitHook))
-    throw new TypeError(`${what} must be one of ${HOOKS.join(', ')}`);
+    throw new TollgateOptionError(`${what} must be one of ${HOOKS.join(', ')}`);
 }
 
 function toArray<T>(value: T | T[] | undefined): T[] {

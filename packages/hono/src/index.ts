@@ -14,6 +14,7 @@ import {
   type RequestAccess,
   rateLimitLifecycle,
   suppliedAddressAccess,
+  TollgateOptionError,
   type WaitUntilContext,
   WebAnswer,
 } from '@tollgate/core';
@@ -228,7 +229,7 @@ function executionContextOf(c: Context): WaitUntilContext | undefined {
 function requestAccess({ getConnInfo, ip }: ClientAddressOptions, key: unknown): RequestAccess<Context> {
   for (const [name, value] of Object.entries({ getConnInfo, ip })) {
     if (value !== undefined && typeof value !== 'function')
-      throw new TypeError(`${ADAPTER}: ${name} must be a function`);
+      throw new TollgateOptionError(`${ADAPTER}: ${name} must be a function`);
   }
   const peer = getConnInfo && ((c: Context) => getConnInfo(c).remote.address);
   return suppliedAddressAccess<Context>(

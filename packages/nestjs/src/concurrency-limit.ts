@@ -1,17 +1,12 @@
 /** `concurrencyLimit()`: an interceptor that holds a lease for each request in progress, until its response ends. */
-import {
-  type CallHandler,
-  type ExecutionContext,
-  ForbiddenException,
-  Logger,
-  type NestInterceptor,
-} from '@nestjs/common';
+import { type CallHandler, type ExecutionContext, Logger, type NestInterceptor } from '@nestjs/common';
 import {
   type ConcurrencyLimitOptions,
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
 } from '@tollgate/core';
 import type { Observable } from 'rxjs';
+import { AnsweredAlreadyException } from './answered-already-exception.js';
 import { ADAPTER, type NestHttpRequest } from './options.js';
 import { CLIENT_IP_SETTING, type Lifecycle, nestRequests, onEitherPlatform } from './platforms.js';
 
@@ -34,7 +29,7 @@ class ConcurrencyLimitInterceptor implements NestInterceptor {
     const handled = await this.#lifecycle(http.getRequest(), http.getResponse());
     if (handled.kind === 'next') return next.handle();
     // Stopped: the client is gone (or the head is out), so what Nest's filter answers reaches nobody.
-    throw handled.kind === 'error' ? handled.error : new ForbiddenException();
+    throw handled.kind === 'error' ? handled.error : new AnsweredAlreadyException();
   }
 }
 

@@ -1,6 +1,6 @@
 /** The refusal as Nest answers errors: an `HttpException` whose body is the limiter's answer. */
 import { HttpException } from '@nestjs/common';
-import type { RateLimitInfo, RateLimitRejection } from '@tollgate/core';
+import { type RateLimitInfo, type RateLimitRejection, TollgateError } from '@tollgate/core';
 
 /**
  * Thrown by `TollgateGuard` (and `concurrencyLimit`) for a refused request, with the rate-limit headers
@@ -12,6 +12,7 @@ import type { RateLimitInfo, RateLimitRejection } from '@tollgate/core';
  * Nest's default exception filter sends it as the limiter wrote it: `application/problem+json`, no
  * charset. A filter of yours sees it like any `HttpException`, and may answer it as it likes. It
  * carries no stack trace (its `stack` is its name and message): it is an answer, not a fault.
+ * `instanceof TollgateError` holds for it, by its `code`, as for `RateLimitError`.
  *
  * @example
  * @Catch(RateLimitException)
@@ -37,6 +38,21 @@ export class RateLimitException extends HttpException {
     Error.stackTraceLimit = 0;
     super(response, rejection.status);
     Error.stackTraceLimit = stackTraceLimit;
+  }
+
+  /**
+   * `'TOLLGATE_COST_EXCEEDS_CAPACITY'` (status 403) for a request that costs more than a policy can ever
+   * hold, else `'TOLLGATE_RATE_LIMITED'` (a concurrency limit's refusal included).
+   */
+  get code(): 'TOLLGATE_RATE_LIMITED' | 'TOLLGATE_COST_EXCEEDS_CAPACITY' {
+    return this.info?.decision.reason === 'cost-exceeds-capacity'
+      ? 'TOLLGATE_COST_EXCEEDS_CAPACITY'
+      : 'TOLLGATE_RATE_LIMITED';
+  }
+
+  /** The entry of docs/errors.md for this code. */
+  get help(): string {
+    return TollgateError.helpFor(this.code);
   }
 }
 

@@ -1,6 +1,7 @@
 /** `TollgateModule`: the module's options and the limiters built from them, for every module of the app. */
 import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { TollgateOptionError } from '@tollgate/core';
 import {
   ADAPTER,
   type NestHttpRequest,
@@ -27,7 +28,7 @@ import { TollgateLimiters } from './tollgate-limiters.js';
 export class TollgateModule {
   /**
    * The module with `options`: the app-wide limiter and what each `@RateLimit` inherits. Bad options
-   * throw a `TypeError` while the app starts. Default: 100 requests a minute per client IP, in memory.
+   * throw a `TollgateOptionError` (a `TypeError`) while the app starts. Default: 100 requests a minute per client IP, in memory.
    *
    * @example
    * TollgateModule.forRoot({ limit: 100, window: '1m', store })
@@ -39,7 +40,7 @@ export class TollgateModule {
   /**
    * The module with options made when the app starts: by `useFactory` (given the providers `inject`
    * names), or by the `createTollgateOptions()` of `useClass` (provided here) or `useExisting`
-   * (provided elsewhere), from `imports`. Exactly one of the three, else a `TypeError`.
+   * (provided elsewhere), from `imports`. Exactly one of the three, else a `TollgateOptionError`.
    *
    * @example
    * TollgateModule.forRootAsync({
@@ -52,7 +53,7 @@ export class TollgateModule {
     const { imports = [], inject = [], useFactory, useClass, useExisting } = options ?? {};
     const given = [useFactory, useClass, useExisting].filter((source) => source !== undefined);
     if (given.length !== 1 || typeof given[0] !== 'function') {
-      throw new TypeError(
+      throw new TollgateOptionError(
         `${ADAPTER}: forRootAsync takes exactly one of useFactory, useClass or useExisting, a function or a class`,
       );
     }
@@ -66,7 +67,9 @@ export class TollgateModule {
         provide: TOLLGATE_OPTIONS,
         useFactory(made: Partial<TollgateOptionsFactory<Req>>) {
           if (typeof made?.createTollgateOptions !== 'function')
-            throw new TypeError(`${ADAPTER}: ${factory.name} has no createTollgateOptions() method`);
+            throw new TollgateOptionError(
+              `${ADAPTER}: ${factory.name} has no createTollgateOptions() method`,
+            );
           return made.createTollgateOptions();
         },
         inject: [factory],

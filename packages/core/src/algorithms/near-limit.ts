@@ -1,5 +1,6 @@
 /** The near-limit signal of a policy: its `nearLimit` fraction checked once, and judged per decision. */
 import type { ResolvedPolicy } from '../model/policy.js';
+import { TollgateOptionError } from '../support/option-error.js';
 import { describeValue } from '../support/value-checks.js';
 
 /**
@@ -11,7 +12,7 @@ import { describeValue } from '../support/value-checks.js';
  */
 export function nearLimitFraction(value: unknown, what: string): number | undefined {
   if (value === undefined || (typeof value === 'number' && value > 0 && value <= 1)) return value;
-  throw new TypeError(
+  throw new TollgateOptionError(
     `${what} must be a fraction above 0 and at most 1, such as 0.8; got ${describeValue(value)}`,
   );
 }

@@ -1,6 +1,7 @@
 /** Rate-limit policies: what users write, checked once and resolved into the numbers the stores use. */
 import type { AlgorithmName, Policy, ResolvedPolicy, ResolvedTokenSlice } from '../model/policy.js';
 import { type Duration, formatDuration, parseDuration } from '../support/duration.js';
+import { TollgateOptionError, TollgateRangeError } from '../support/option-error.js';
 import { closestName, type NameHint, rejectUnknownNames } from '../support/unknown-names.js';
 import { describeValue, isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
 import { nearLimitFraction, nearLimitTokens } from './near-limit.js';
@@ -53,19 +54,20 @@ export function resolvePolicies(policies: Policy | readonly Policy[]): readonly 
  */
 export function resolvePoliciesFor(policies: unknown, prefix: string): readonly ResolvedPolicy[] {
   const list: readonly unknown[] = Array.isArray(policies) ? policies : [policies];
-  if (list.length === 0) throw new TypeError(`${prefix}policies must hold at least one policy`);
+  if (list.length === 0) throw new TollgateOptionError(`${prefix}policies must hold at least one policy`);
   const resolved = list.map((policy, index) =>
     resolvePolicy(policy, `${prefix}${list.length > 1 ? `policies[${index}]` : 'policy'}`),
   );
   const seen = new Set<string>();
   for (const { name } of resolved) {
-    if (seen.has(name)) throw new TypeError(`${prefix}policy names must be unique; '${name}' appears twice`);
+    if (seen.has(name))
+      throw new TollgateOptionError(`${prefix}policy names must be unique; '${name}' appears twice`);
     seen.add(name);
   }
   const sliced = resolved.findIndex((policy) => policy.slice !== undefined);
   if (sliced !== -1 && resolved.length > 1) {
     // Several policies are charged all or none, in one store step; a slice of one would break that.
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${prefix}policies[${sliced}].slice: a limiter with a sliced policy must have that one policy only; ` +
         'give the other policies a limiter of their own',
     );
@@ -75,7 +77,7 @@ export function resolvePoliciesFor(policies: unknown, prefix: string): readonly 
 
 function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
   if (!isSettingsObject(policy)) {
-    throw new TypeError(`${where} must be an object like { limit: 100, window: '1m' }`);
+    throw new TollgateOptionError(`${where} must be an object like { limit: 100, window: '1m' }`);
   }
   rejectUnknownNames(policy, POLICY_FIELDS, PEER_FIELDS, `${where} has an unknown field`);
   // Own fields only: a `burst` on `Object.prototype` must not size every bucket that has none.
@@ -94,16 +96,20 @@ function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
   const near = nearLimitFraction(nearLimit, `${where}.nearLimit`);
   const capacityUnits = capacity * windowMs;
   if (!Number.isSafeInteger(capacityUnits)) {
-    throw new RangeError(`${where}: burst × window is too large to count exactly; use a shorter window`);
+    throw new TollgateRangeError(
+      `${where}: burst × window is too large to count exactly; use a shorter window`,
+    );
   }
   const name = givenName ?? `${limit}-per-${formatDuration(windowMs)}`;
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
-    throw new TypeError(`${where}.name must be 1–64 letters, digits, '_', '-' or '.'; got ${String(name)}`);
+    throw new TollgateOptionError(
+      `${where}.name must be 1–64 letters, digits, '_', '-' or '.'; got ${String(name)}`,
+    );
   }
   if (!ALGORITHM_NAMES.includes(algorithm as AlgorithmName)) {
     const names = ALGORITHM_NAMES.map((known) => `'${known}'`).join(', ');
     const hint = closestName(String(algorithm), ALGORITHM_NAMES);
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${where}.algorithm must be one of ${names}; got ${describeValue(algorithm)}${hint ? `; did you mean '${hint}'?` : ''}`,
     );
   }
@@ -124,11 +130,12 @@ function resolvePolicy(policy: unknown, where: string): ResolvedPolicy {
 
 /** A policy's `slice`, checked against its capacity and window; a `TypeError` naming the field otherwise. */
 function tokenSlice(slice: unknown, capacity: number, windowMs: number, where: string): ResolvedTokenSlice {
-  if (!isSettingsObject(slice)) throw new TypeError(`${where} must be an object like { size: 100 }`);
+  if (!isSettingsObject(slice))
+    throw new TollgateOptionError(`${where} must be an object like { size: 100 }`);
   rejectUnknownNames(slice, SLICE_FIELDS, new Map(), `${where} has an unknown field`);
   const { size, ttl } = ownOptions(slice);
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 2 || size > capacity) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${where}.size must be a whole number from 2 to the policy's capacity (${capacity}); got ${describeValue(size)}`,
     );
   }
@@ -136,7 +143,7 @@ function tokenSlice(slice: unknown, capacity: number, windowMs: number, where: s
   const ttlMs = parseDuration(ttl as Duration, `${where}.ttl`);
   if (ttlMs > windowMs) {
     // A slice spent past its window's end could carry a whole window's tokens into the next ones.
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${where}.ttl must be at most the policy's window (${formatDuration(windowMs)}); got ${formatDuration(ttlMs)}`,
     );
   }
@@ -161,7 +168,7 @@ export function withLimits(
   const capacity = burst === undefined ? newLimit : positiveWholeNumber(burst, `${where}.burst`);
   const capacityUnits = capacity * policy.windowMs;
   if (!Number.isSafeInteger(capacityUnits)) {
-    throw new RangeError(`${where}: burst × window is too large to count exactly`);
+    throw new TollgateRangeError(`${where}: burst × window is too large to count exactly`);
   }
   const resolved: ResolvedPolicy = Object.freeze({
     ...policy,

@@ -4,6 +4,7 @@
  * slot — so a client can neither share another's bucket nor pick where its keys land.
  */
 import { createHash } from 'node:crypto';
+import { TollgateArgumentError } from '../support/argument-error.js';
 
 /** Identities longer than this are stored as their hash, so a client cannot make keys of any size. */
 export const MAX_IDENTITY_LENGTH = 128;
@@ -41,7 +42,9 @@ const ESCAPES: Record<string, string> = { '%': '%25', '#': '%23', '{': '%7B', '}
  */
 export function bucketOwner(namespace: string, identity: string): string {
   if (typeof identity !== 'string' || identity.length === 0) {
-    throw new TypeError(`a rate-limit key must be a non-empty string; got ${JSON.stringify(identity)}`);
+    throw new TollgateArgumentError(
+      `a rate-limit key must be a non-empty string; got ${JSON.stringify(identity)}`,
+    );
   }
   if (identity.length > MAX_IDENTITY_LENGTH) return `${namespace}/${hashedIdentity(identity)}`;
   if (!ESCAPED.test(identity)) return `${namespace}/${identity}`;

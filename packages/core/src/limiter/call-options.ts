@@ -1,4 +1,6 @@
 /** The options each limiter method takes per call, checked on every call: a misspelt one is refused. */
+
+import { TollgateArgumentError } from '../support/argument-error.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
 
 /** The options of `consume`; `peek` and `reserve` take some of them. */
@@ -21,7 +23,7 @@ export const REFUND_OPTIONS: readonly string[] = ['degraded', 'chargedAtMs'];
 export function checkCallOptions(options: unknown, known: readonly string[], method: string): void {
   if (typeof options !== 'object' || options === null) {
     if (options === undefined) return;
-    throw new TypeError(`${method}'s options must be an object; got ${String(options)}`);
+    throw new TollgateArgumentError(`${method}'s options must be an object; got ${String(options)}`);
   }
   for (const name in options) {
     if (!known.includes(name) && Object.hasOwn(options, name)) {

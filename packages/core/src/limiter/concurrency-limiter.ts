@@ -8,6 +8,7 @@ import type { LeaseRequest, LeaseResult, Store } from '../model/store.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
 import { DeadlineWatch } from '../support/deadline-watch.js';
 import { type Duration, parseDuration } from '../support/duration.js';
+import { fromSource, TollgateOptionError } from '../support/option-error.js';
 import { ownOptions, positiveWholeNumber } from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
 import type { InsuranceOptions } from './insurance.js';
@@ -78,25 +79,38 @@ type LeaseStore = Store & { lease(request: LeaseRequest): Promise<LeaseResult> }
  * try { await receiveUpload(); } finally { await lease?.release(); }
  */
 export function createConcurrencyLimiter(givenOptions: ConcurrencyLimiterOptions): ConcurrencyLimiter {
+  try {
+    return concurrencyLimiterOf(givenOptions);
+  } catch (error) {
+    throw fromSource(error, 'createConcurrencyLimiter');
+  }
+}
+
+/** {@link createConcurrencyLimiter}'s work: the checks it shares with others leave its name out of their messages. */
+function concurrencyLimiterOf(givenOptions: ConcurrencyLimiterOptions): ConcurrencyLimiter {
   if (typeof givenOptions !== 'object' || givenOptions === null) {
-    throw new TypeError('createConcurrencyLimiter needs options like { limit: 10 }');
+    throw new TollgateOptionError('createConcurrencyLimiter needs options like { limit: 10 }');
   }
   // Own fields only: an option not given takes its default, whatever `Object.prototype` holds.
   const options = ownOptions(givenOptions);
   const limit = positiveWholeNumber(options.limit, 'limit');
   const store = (options.store ?? new MemoryStore()) as LeaseStore;
   if (typeof store.lease !== 'function') {
-    throw new TypeError('store must be a Store that holds leases, such as MemoryStore or RedisStore');
+    throw new TollgateOptionError(
+      'store must be a Store that holds leases, such as MemoryStore or RedisStore',
+    );
   }
   const { namespace = '' } = options;
   if (namespace !== '' && (typeof namespace !== 'string' || !/^[A-Za-z0-9_.:-]{1,64}$/.test(namespace))) {
-    throw new TypeError(`namespace must be 1–64 letters, digits or '_ . : -'; got ${String(namespace)}`);
+    throw new TollgateOptionError(
+      `namespace must be 1–64 letters, digits or '_ . : -'; got ${String(namespace)}`,
+    );
   }
   const ttlMs = parseDuration(options.leaseTtl ?? '1m', 'leaseTtl');
   const timeoutMs = options.timeout === false ? undefined : parseDuration(options.timeout ?? '1s', 'timeout');
   const onStoreError = options.onStoreError ?? 'insurance';
   if (typeof onStoreError !== 'function' && onStoreError !== 'insurance' && onStoreError !== 'throw') {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `onStoreError must be 'insurance', 'throw' or a function; got ${String(onStoreError)}`,
     );
   }

@@ -9,6 +9,7 @@ import { ALGORITHMS } from '../algorithms/registry.js';
 import type { Decision } from '../model/decision.js';
 import type { ResolvedPolicy } from '../model/policy.js';
 import type { BucketResult } from '../model/store.js';
+import { TollgateOptionError } from '../support/option-error.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
 import { isSettingsObject, positiveWholeNumber } from '../support/value-checks.js';
 
@@ -27,7 +28,7 @@ export interface DenyCacheOptions {
 export function denyCacheSettings(option: unknown, what: string): false | Required<DenyCacheOptions> {
   if (option === false) return false;
   if (!isSettingsObject(option))
-    throw new TypeError(`${what} must be false or an object like { maxKeys: 10_000 }`);
+    throw new TollgateOptionError(`${what} must be false or an object like { maxKeys: 10_000 }`);
   rejectUnknownNames(option, ['maxKeys'], new Map(), `${what} has an unknown field`);
   return { maxKeys: positiveWholeNumber(option.maxKeys ?? 10_000, `${what}.maxKeys`) };
 }

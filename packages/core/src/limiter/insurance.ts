@@ -10,6 +10,7 @@ import type { Decision } from '../model/decision.js';
 import type { ResolvedPolicy } from '../model/policy.js';
 import type { BucketMode } from '../model/store.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
+import { TollgateOptionError } from '../support/option-error.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
 import { isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
 
@@ -34,7 +35,8 @@ export interface InsuranceOptions {
  * insuranceSettings({ instances: 4 }, 'insurance'); // { instances: 4, maxKeys: 100_000 }
  */
 export function insuranceSettings(options: unknown, what: string): Required<InsuranceOptions> {
-  if (!isSettingsObject(options)) throw new TypeError(`${what} must be an object like { instances: 4 }`);
+  if (!isSettingsObject(options))
+    throw new TollgateOptionError(`${what} must be an object like { instances: 4 }`);
   rejectUnknownNames(options, ['instances', 'maxKeys'], new Map(), `${what} has an unknown field`);
   // Own fields only: a default is the default, whatever `Object.prototype` holds.
   const { instances = 1, maxKeys = 100_000 } = ownOptions(options);

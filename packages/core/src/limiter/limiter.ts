@@ -8,8 +8,10 @@ import type { Decision } from '../model/decision.js';
 import type { Policy, ResolvedPolicy } from '../model/policy.js';
 import type { BucketMode, BucketRequest, BucketResult, Store } from '../model/store.js';
 import { decideAtOnce, MemoryStore } from '../stores/memory/memory-store.js';
+import { TollgateArgumentError } from '../support/argument-error.js';
 import { DeadlineWatch } from '../support/deadline-watch.js';
 import { type Duration, parseDuration } from '../support/duration.js';
+import { fromSource, TollgateOptionError } from '../support/option-error.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
 import {
   flagOption,
@@ -235,7 +237,9 @@ const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 const STORE_ERROR_ACTIONS: readonly StoreErrorAction[] = ['insurance', 'throw'];
 
 /**
- * Creates a limiter. Options are checked here, once: bad ones throw a `TypeError` naming the field.
+ * Creates a limiter. Options are checked here, once: bad ones throw a `TollgateOptionError` (a
+ * `TypeError`, code `TOLLGATE_INVALID_OPTION`) whose message starts with `createLimiter: ` and names the
+ * field.
  *
  * @example
  * const limiter = createLimiter({
@@ -246,8 +250,19 @@ const STORE_ERROR_ACTIONS: readonly StoreErrorAction[] = ['insurance', 'throw'];
  * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
  */
 export function createLimiter(givenOptions: LimiterOptions): Limiter {
+  try {
+    return limiterOf(givenOptions);
+  } catch (error) {
+    throw fromSource(error, 'createLimiter');
+  }
+}
+
+/** {@link createLimiter}'s work: the checks it shares with others leave its name out of their messages. */
+function limiterOf(givenOptions: LimiterOptions): Limiter {
   if (typeof givenOptions !== 'object' || givenOptions === null) {
-    throw new TypeError("createLimiter needs options like { policies: { limit: 100, window: '1m' } }");
+    throw new TollgateOptionError(
+      "createLimiter needs options like { policies: { limit: 100, window: '1m' } }",
+    );
   }
   // Own fields only: an option not given is not given, whatever `Object.prototype` holds (a `ban` there
   // would ban every client; an `insurance` or `denyCache`, change how outages are answered).
@@ -255,11 +270,13 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
   const policies = resolvePolicies(options.policies);
   const store = options.store ?? new MemoryStore();
   if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
-    throw new TypeError('store must be a Store such as MemoryStore or RedisStore');
+    throw new TollgateOptionError('store must be a Store such as MemoryStore or RedisStore');
   }
   const { namespace = '' } = options;
   if (namespace !== '' && (typeof namespace !== 'string' || !NAMESPACE_PATTERN.test(namespace))) {
-    throw new TypeError(`namespace must be 1–64 letters, digits or '_ . : -'; got ${String(namespace)}`);
+    throw new TollgateOptionError(
+      `namespace must be 1–64 letters, digits or '_ . : -'; got ${String(namespace)}`,
+    );
   }
   const timeoutMs = options.timeout === false ? undefined : parseDuration(options.timeout ?? '1s', 'timeout');
   const onStoreError = onStoreErrorOption(options.onStoreError, 'onStoreError');
@@ -267,18 +284,20 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
   const slice = policies[0]?.slice;
   const overrides = flagOption(options.overrides, 'overrides');
   if (overrides && slice !== undefined) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       'overrides cannot be combined with policy.slice: slices admit without asking the store',
     );
   }
   if (overrides && typeof store.override !== 'function') {
-    throw new TypeError('overrides need a store that holds them, such as MemoryStore or RedisStore');
+    throw new TollgateOptionError(
+      'overrides need a store that holds them, such as MemoryStore or RedisStore',
+    );
   }
   if (slice !== undefined && ban !== undefined) {
     // A slice admits in process, where refusals in a row go uncounted and a ban or backoff unseen.
     const rule =
       options.ban !== undefined ? 'ban' : ban.exponentialBackoff ? 'exponentialBackoff' : 'continueExceeding';
-    throw new TypeError(
+    throw new TollgateOptionError(
       `policy.slice cannot be combined with ${rule}: slices admit without asking the store`,
     );
   }
@@ -437,7 +456,7 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
     ttlMs?: number,
   ): Promise<Override | undefined> {
     if (!overrides || store.override === undefined) {
-      throw new TypeError(
+      throw new TollgateOptionError(
         'setOverride, removeOverride and getOverride need createLimiter({ overrides: true })',
       );
     }
@@ -531,7 +550,7 @@ export function createLimiter(givenOptions: LimiterOptions): Limiter {
 export function banRule(options: unknown, what: string): BanRule | undefined {
   if (options === undefined) return undefined;
   if (!isSettingsObject(options))
-    throw new TypeError(`${what} must be an object like { after: 5, duration: '15m' }`);
+    throw new TollgateOptionError(`${what} must be an object like { after: 5, duration: '15m' }`);
   rejectUnknownNames(options, ['after', 'duration'], new Map(), `${what} has an unknown field`);
   const { after: givenAfter, duration } = ownOptions(options);
   const after = positiveWholeNumber(givenAfter, `${what}.after`);
@@ -594,7 +613,7 @@ function onStoreErrorOption(value: unknown, what: string): OnStoreError {
   if (typeof value === 'function' || STORE_ERROR_ACTIONS.includes(value as StoreErrorAction)) {
     return value as OnStoreError;
   }
-  throw new TypeError(
+  throw new TollgateOptionError(
     `${what} must be 'insurance', 'throw' or a function returning one; got ${String(value)}`,
   );
 }
@@ -612,25 +631,28 @@ function denyCacheFor(
 
 function dryRunOf(dryRun: boolean | undefined): boolean {
   if (dryRun === undefined || typeof dryRun === 'boolean') return dryRun === true;
-  throw new TypeError(`dryRun must be true or false; got ${String(dryRun)}`);
+  throw new TollgateArgumentError(`dryRun must be true or false; got ${String(dryRun)}`);
 }
 
 /** A refund's `chargedAtMs`, checked: ms since the epoch, or `undefined`. */
 function chargedAtOf(chargedAtMs: unknown): number | undefined {
   if (chargedAtMs === undefined || Number.isFinite(chargedAtMs)) return chargedAtMs as number | undefined;
-  throw new TypeError(`refund's chargedAtMs must be ms since the epoch; got ${String(chargedAtMs)}`);
+  throw new TollgateArgumentError(
+    `refund's chargedAtMs must be ms since the epoch; got ${String(chargedAtMs)}`,
+  );
 }
 
 /** `reserve`'s cost: required, unlike `consume`'s. */
 function reservedCostOf(cost: number): number {
-  if (cost === undefined) throw new TypeError('reserve needs a cost: the tokens to charge before the work');
+  if (cost === undefined)
+    throw new TollgateArgumentError('reserve needs a cost: the tokens to charge before the work');
   return costOf(cost);
 }
 
 function costOf(cost: number | undefined): number {
   if (cost === undefined) return 1;
   if (typeof cost !== 'number' || !Number.isFinite(cost) || cost <= 0) {
-    throw new TypeError(`cost must be a positive finite number; got ${String(cost)}`);
+    throw new TollgateArgumentError(`cost must be a positive finite number; got ${String(cost)}`);
   }
   return cost;
 }

@@ -6,6 +6,7 @@ import { withLimits } from '../algorithms/policies.js';
 import type { ResolvedPolicy } from '../model/policy.js';
 import type { OverrideResult } from '../model/store.js';
 import { type Duration, parseDuration } from '../support/duration.js';
+import { TollgateOptionError } from '../support/option-error.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
 import { describeValue, isSettingsObject, ownOptions } from '../support/value-checks.js';
 
@@ -60,14 +61,14 @@ export function resolveOverride(
   if (onePolicy) {
     if (policies.length > 1) {
       const names = policies.map(({ name }) => `${name}: …`).join(', ');
-      throw new TypeError(
+      throw new TollgateOptionError(
         `override: this limiter has ${policies.length} policies; give each its limits by name, as { ${names} }`,
       );
     }
     return Object.freeze([policyOverride(policies[0] as ResolvedPolicy, given, 'override')]);
   }
   if (!isSettingsObject(given)) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `override must be a limit, { limit, burst? }, or limits by policy name; got ${describeValue(given)}`,
     );
   }
@@ -75,7 +76,7 @@ export function resolveOverride(
   rejectUnknownNames(given, names, new Map(), 'override names no policy of this limiter');
   const byName = ownOptions(given) as Record<string, unknown>;
   if (names.every((name) => byName[name] === undefined)) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       'override names none of the policies: to go back to their limits, use removeOverride',
     );
   }
@@ -97,7 +98,7 @@ export function resolveOverride(
 export function overrideTtlMs(options: unknown): number | undefined {
   if (options === undefined) return undefined;
   if (!isSettingsObject(options))
-    throw new TypeError("setOverride's options must be an object like { ttl: '1h' }");
+    throw new TollgateOptionError("setOverride's options must be an object like { ttl: '1h' }");
   rejectUnknownNames(options, ['ttl'], new Map(), "setOverride's options have an unknown field");
   const { ttl } = ownOptions(options);
   return ttl === undefined ? undefined : parseDuration(ttl as Duration, 'setOverride ttl');
@@ -112,7 +113,9 @@ export function overrideOf(result: OverrideResult | undefined): Override | undef
 function policyOverride(policy: ResolvedPolicy, given: unknown, where: string): ResolvedPolicy {
   if (typeof given === 'number') return withLimits(policy, given, undefined, where);
   if (!isSettingsObject(given)) {
-    throw new TypeError(`${where} must be a limit or { limit, burst? }; got ${describeValue(given)}`);
+    throw new TollgateOptionError(
+      `${where} must be a limit or { limit, burst? }; got ${describeValue(given)}`,
+    );
   }
   rejectUnknownNames(given, ['limit', 'burst'], new Map(), `${where} has an unknown field`);
   const { limit, burst } = ownOptions(given);

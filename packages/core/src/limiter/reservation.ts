@@ -4,6 +4,7 @@
  * used, the CPU time a query took.
  */
 import type { Decision } from '../model/decision.js';
+import { TollgateArgumentError } from '../support/argument-error.js';
 
 /**
  * A charge made by `limiter.reserve`, to be settled once the true cost is known. A reservation that is
@@ -71,7 +72,9 @@ export function reservationOf(decision: Decision, adjust: AdjustCharge, maxExtra
       if (!open) return DONE;
       if (typeof actualCost !== 'number' || !Number.isFinite(actualCost) || actualCost < 0) {
         return Promise.reject(
-          new TypeError(`actualCost must be a finite number, 0 or more; got ${String(actualCost)}`),
+          new TollgateArgumentError(
+            `actualCost must be a finite number, 0 or more; got ${String(actualCost)}`,
+          ),
         );
       }
       return close(Math.min(actualCost - reserved, maxExtraTokens));

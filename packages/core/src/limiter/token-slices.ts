@@ -15,6 +15,7 @@ import { ALGORITHMS } from '../algorithms/registry.js';
 import type { Decision } from '../model/decision.js';
 import type { ResolvedPolicy, ResolvedTokenSlice } from '../model/policy.js';
 import type { BucketResult } from '../model/store.js';
+import { StoreUnavailableError } from '../support/store-error.js';
 
 /**
  * The most keys whose slices a limiter holds at once. A slice is for a few hot keys; a flood of keys
@@ -237,7 +238,7 @@ export class TokenSlices {
     try {
       outcome = { result: await this.#store.take(owner, this.#size), askedAtMs };
     } catch (error) {
-      outcome = { error: error ?? new Error('the store failed without an error') };
+      outcome = { error: error ?? new StoreUnavailableError('the store failed without an error') };
     }
     slice.taking = undefined;
     if (this.#slices.get(owner) !== slice) return outcome;

@@ -7,6 +7,7 @@ import { LimiterEvents } from '../diagnostics/publish.js';
 import type { Decision, PolicyDecision } from '../model/decision.js';
 import type { Policy, ResolvedPolicy } from '../model/policy.js';
 import { type Duration, formatDuration, parseDuration } from '../support/duration.js';
+import { TollgateOptionError } from '../support/option-error.js';
 import { describeValue, ownField } from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
 import {
@@ -29,7 +30,7 @@ import { reservationOf } from './reservation.js';
 export function limitOrZero(value: unknown, what: string): number {
   if (value === 0) return 0;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${what} must be a positive whole number, or 0 to refuse every request; got ${describeValue(value)}`,
     );
   }
@@ -53,7 +54,7 @@ export function isZeroLimit(policies: Policy | readonly Policy[]): policies is P
  */
 export function resolveZeroLimit(policy: Policy, prefix: string): ResolvedPolicy {
   if (policy.burst !== undefined) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${prefix}burst cannot be combined with limit 0, which refuses every request; leave burst out`,
     );
   }
@@ -145,5 +146,5 @@ export function zeroLimiter(
 
 /** A limit of 0 never asks the store, where overrides are read: there is nothing to override. */
 async function noOverrides(): Promise<never> {
-  throw new TypeError('a limit of 0 refuses every request by itself and holds no overrides');
+  throw new TollgateOptionError('a limit of 0 refuses every request by itself and holds no overrides');
 }

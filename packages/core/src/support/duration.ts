@@ -1,4 +1,6 @@
 /** Durations as people write them (`'15s'`, `'10 seconds'`, `'1.5h'`) turned into whole milliseconds. */
+
+import { TollgateOptionError } from './option-error.js';
 import { closestName } from './unknown-names.js';
 
 /**
@@ -83,7 +85,7 @@ const EXAMPLES = "'500ms', '15s', '10 seconds', '2 minutes', '1.5h', '1d', '1w'"
 export function parseDuration(value: Duration, what = 'duration'): number {
   const ms = typeof value === 'string' ? fromString(value, what) : value;
   if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${what} must be a positive whole number of milliseconds or a duration such as ${EXAMPLES}; got ${describe(value)}`,
     );
   }
@@ -110,20 +112,24 @@ function fromString(value: string, what: string): number {
   const text = value.trim();
   const match = DURATION_PATTERN.exec(text);
   if (!match) {
-    throw new TypeError(`${what} must be milliseconds or a duration such as ${EXAMPLES}; got '${value}'`);
+    throw new TollgateOptionError(
+      `${what} must be milliseconds or a duration such as ${EXAMPLES}; got '${value}'`,
+    );
   }
   const [, whole = '', fraction = '', space = '', unit = ''] = match;
   const number = fraction ? `${whole}.${fraction}` : whole;
   if (unit === '') {
-    throw new TypeError(`${what}: '${value}' has no unit; write ${number} for milliseconds, or '${number}s'`);
+    throw new TollgateOptionError(
+      `${what}: '${value}' has no unit; write ${number} for milliseconds, or '${number}s'`,
+    );
   }
   const unitMs = MS_BY_SPELLING.get(unit);
-  if (unitMs === undefined) throw new TypeError(`${what}: ${unknownUnit(unit, number, space)}`);
+  if (unitMs === undefined) throw new TollgateOptionError(`${what}: ${unknownUnit(unit, number, space)}`);
   const ms = exactMs(whole, fraction, unitMs);
   if (ms === undefined) {
-    throw new TypeError(`${what} must be a whole number of milliseconds; '${value}' is not`);
+    throw new TollgateOptionError(`${what} must be a whole number of milliseconds; '${value}' is not`);
   }
-  if (ms <= 0) throw new TypeError(`${what} must be positive; got '${value}'`);
+  if (ms <= 0) throw new TollgateOptionError(`${what} must be positive; got '${value}'`);
   return ms;
 }
 

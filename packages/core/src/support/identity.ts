@@ -1,5 +1,6 @@
 /** Secrets as identities: an API key or a token reaches a bucket key only as its hash. */
 import { createHash, createHmac } from 'node:crypto';
+import { TollgateOptionError } from './option-error.js';
 
 /** The shortest `hmacKey` accepted, in bytes: shorter ones are passwords, not keys. */
 const MIN_HMAC_KEY_BYTES = 16;
@@ -45,7 +46,7 @@ export function checkHmacKey(hmacKey: unknown, what: string): void {
         ? hmacKey.byteLength
         : -1;
   if (bytes < MIN_HMAC_KEY_BYTES) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${what} must be a string or bytes of at least ${MIN_HMAC_KEY_BYTES} bytes (32 random bytes recommended); ` +
         (bytes < 0 ? `got ${typeof hmacKey}` : `got ${bytes} bytes`),
     );

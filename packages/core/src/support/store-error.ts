@@ -1,10 +1,11 @@
 /** The error a store throws when it cannot answer now: down, unreachable, silent, or its breaker open. */
+import { TollgateError } from './tollgate-error.js';
 
 /**
  * The store cannot answer now. Limiters catch it and take their fallback (by default the per-process
  * insurance limiter). When `reported` is set, the store has logged the incident once already. It carries
  * no stack trace of its own (its `stack` is its name and message); `cause`, when set, is the client's
- * error, with its own.
+ * error, with its own. A {@link TollgateError}.
  *
  * @example
  * try {
@@ -14,10 +15,10 @@
  *   else throw error;
  * }
  */
-export class StoreUnavailableError extends Error {
+export class StoreUnavailableError extends TollgateError {
   override readonly name = 'StoreUnavailableError';
   /** A stable code for logs and error handlers. */
-  readonly code = 'TOLLGATE_STORE_UNAVAILABLE';
+  declare readonly code: 'TOLLGATE_STORE_UNAVAILABLE';
 
   /** `true` when the store has logged this incident itself (`RedisStore` does, once per incident). */
   readonly reported: boolean;
@@ -29,7 +30,7 @@ export class StoreUnavailableError extends Error {
     // a check on the fallback (7 of 13 µs, in process). Error's constructor cannot throw in between.
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    super(message, errorOptions);
+    super('TOLLGATE_STORE_UNAVAILABLE', message, errorOptions);
     Error.stackTraceLimit = stackTraceLimit;
     this.reported = options.reported ?? false;
   }

@@ -1,4 +1,5 @@
 /** What to say about a name nobody declared (an option, a policy field, a warning code): a hint, not a shrug. */
+import { TollgateOptionError } from './option-error.js';
 
 /**
  * What another rate limiter's name means here: the name to write instead, or why there is none.
@@ -80,6 +81,7 @@ export function rejectUnknownNames(
   what: string,
 ): void {
   for (const name of Object.keys(object)) {
-    if (!known.includes(name)) throw new TypeError(`${what} '${name}'${unknownNameHint(name, known, peers)}`);
+    if (!known.includes(name))
+      throw new TollgateOptionError(`${what} '${name}'${unknownNameHint(name, known, peers)}`);
   }
 }

@@ -2,6 +2,7 @@
  * Checks of single values shared by options and policies: each throws a `TypeError` naming the value.
  * Also where option objects are taken in: {@link ownOptions}.
  */
+import { TollgateOptionError } from './option-error.js';
 
 /**
  * `value` if it is a positive whole number (a safe integer), else a `TypeError` naming `what`.
@@ -11,7 +12,7 @@
  */
 export function positiveWholeNumber(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`${what} must be a positive whole number; got ${describeValue(value)}`);
+    throw new TollgateOptionError(`${what} must be a positive whole number; got ${describeValue(value)}`);
   }
   return value;
 }
@@ -92,7 +93,7 @@ export function ownField<O extends object, F extends keyof O>(
 export function flagOption(value: unknown, what: string): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') {
-    throw new TypeError(`${what} must be true or false; got ${describeValue(value)}`);
+    throw new TollgateOptionError(`${what} must be true or false; got ${describeValue(value)}`);
   }
   return value;
 }

@@ -4,6 +4,8 @@
  * State: `[windowStartMs, count]`. A client's window starts at its first request and lasts `windowMs`;
  * at most `limit` tokens are counted in it. Counts are tokens, so whole costs keep them whole.
  */
+
+import { TollgateOptionError } from '../../support/option-error.js';
 import type { Algorithm } from '../algorithm.js';
 import { isNearLimit } from '../near-limit.js';
 
@@ -14,7 +16,9 @@ export const fixedWindow: Algorithm = {
 
   validate(policy, where) {
     if (policy.capacity !== policy.limit) {
-      throw new TypeError(`${where}.burst applies to the token bucket only; a fixed window holds \`limit\``);
+      throw new TollgateOptionError(
+        `${where}.burst applies to the token bucket only; a fixed window holds \`limit\``,
+      );
     }
   },
 

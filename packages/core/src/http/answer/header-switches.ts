@@ -2,6 +2,8 @@
  * Per-header switches (`addHeaders`, `addHeadersOnExceeding`, as @fastify/rate-limit names them): which
  * of the headers a profile writes are sent on limited answers and on allowed ones.
  */
+
+import { TollgateOptionError } from '../../support/option-error.js';
 import { rejectUnknownNames } from '../../support/unknown-names.js';
 import { isSettingsObject } from '../../support/value-checks.js';
 import type { HeaderWriter } from './headers.js';
@@ -62,13 +64,15 @@ export function headersSwitchedOff(
 ): readonly string[] | undefined {
   if (value === undefined) return undefined;
   if (!isSettingsObject(value)) {
-    throw new TypeError(`${what} must be an object of header switches like { 'retry-after': false }`);
+    throw new TollgateOptionError(
+      `${what} must be an object of header switches like { 'retry-after': false }`,
+    );
   }
   rejectUnknownNames(value, known, new Map(), `${what} has an unknown header`);
   const off: string[] = [];
   for (const [name, on] of Object.entries(value)) {
     if (on !== undefined && typeof on !== 'boolean') {
-      throw new TypeError(`${what}['${name}'] must be true or false; got ${String(on)}`);
+      throw new TollgateOptionError(`${what}['${name}'] must be true or false; got ${String(on)}`);
     }
     if (on === false) off.push(WRITTEN_NAMES[name as LimitedAnswerHeader]);
   }

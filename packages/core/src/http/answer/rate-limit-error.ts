@@ -1,4 +1,5 @@
 /** The error adapters throw (or pass to `next`) when `throwOnLimit` is set, for the app's error handler to render. */
+import { TollgateError } from '../../support/tollgate-error.js';
 import type { RateLimitInfo } from './outcome.js';
 import { refusalStatus } from './problem.js';
 
@@ -7,7 +8,7 @@ import { refusalStatus } from './problem.js';
  * send (`Retry-After` included when a wait will do) and the decision. Koa's default error handling
  * already sends `status`, `headers` and `message`; Fastify's and Express's use `statusCode`.
  *
- * It carries no stack trace (its `stack` is its name and message): it is an answer, not a fault.
+ * A {@link TollgateError}. It carries no stack trace (its `stack` is its name and message): it is an answer, not a fault.
  *
  * Two kinds, told apart by `code` (or `info.decision.reason`):
  * - `'TOLLGATE_RATE_LIMITED'`, status 429 (or the limiter's `statusCode`): too many requests; retry after
@@ -21,7 +22,7 @@ import { refusalStatus } from './problem.js';
  *   throw error;
  * });
  */
-export class RateLimitError extends Error {
+export class RateLimitError extends TollgateError {
   override readonly name = 'RateLimitError';
   /** 429 (or the limiter's `statusCode`), or 403 when the cost exceeds a capacity. */
   readonly statusCode: number;
@@ -30,7 +31,7 @@ export class RateLimitError extends Error {
   /** The message is safe to show clients (Koa and http-errors read this). */
   readonly expose = true;
   /** A stable code for error handlers and logs. */
-  readonly code: 'TOLLGATE_RATE_LIMITED' | 'TOLLGATE_COST_EXCEEDS_CAPACITY';
+  declare readonly code: 'TOLLGATE_RATE_LIMITED' | 'TOLLGATE_COST_EXCEEDS_CAPACITY';
 
   constructor(
     /** The rate-limit headers of the answer, `Retry-After` included when a wait will do. */
@@ -46,10 +47,12 @@ export class RateLimitError extends Error {
     // check in memory. Error's constructor cannot throw between the two assignments.
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    super(overCapacity ? 'Request Cost Exceeds Rate Limit Capacity' : 'Too Many Requests');
+    super(
+      overCapacity ? 'TOLLGATE_COST_EXCEEDS_CAPACITY' : 'TOLLGATE_RATE_LIMITED',
+      overCapacity ? 'Request Cost Exceeds Rate Limit Capacity' : 'Too Many Requests',
+    );
     Error.stackTraceLimit = stackTraceLimit;
     this.statusCode = status;
     this.status = status;
-    this.code = overCapacity ? 'TOLLGATE_COST_EXCEEDS_CAPACITY' : 'TOLLGATE_RATE_LIMITED';
   }
 }

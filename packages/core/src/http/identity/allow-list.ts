@@ -1,5 +1,6 @@
 /** `allowList`: clients that are never limited, by IP, CIDR range or identity, or as a function decides. */
 import { isIPv4 } from 'node:net';
+import { TollgateOptionError } from '../../support/option-error.js';
 import {
   type ClientAddress,
   embeddedIPv4,
@@ -77,10 +78,10 @@ const IPV4_PREFIXES = ['::ffff:0:0', '::ffff:0:0:0', '64:ff9b::', '::'].map(
 export function allowListOption(value: unknown, what: string): AllowList<unknown> | undefined {
   if (value === undefined || typeof value === 'function') return value as AllowList<unknown> | undefined;
   if (!Array.isArray(value))
-    throw new TypeError(`${what} must be an array of IPs and identities, or a function`);
+    throw new TollgateOptionError(`${what} must be an array of IPs and identities, or a function`);
   for (const entry of value) {
     if (typeof entry !== 'string' || entry === '') {
-      throw new TypeError(`${what} must hold only non-empty strings; got ${String(entry)}`);
+      throw new TollgateOptionError(`${what} must hold only non-empty strings; got ${String(entry)}`);
     }
     addressEntry(entry, what);
   }
@@ -163,7 +164,7 @@ function addressEntry(entry: string, what: string): IPv4Range | IPv6Range | unde
   if (embedded !== undefined) return ipv4Range(embedded, prefix - 96);
   const range = ipv6Range(groups, prefix);
   if (IPV4_PREFIXES.some((ipv4Prefix) => inIPv6Range(range, ipv4Prefix))) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${what}: ${JSON.stringify(entry)} holds IPv6 forms of IPv4 addresses (::ffff:0:0/96, ::ffff:0:0:0/96, ` +
         '64:ff9b::/96, ::/96), and those clients are matched as IPv4: list IPv4 ranges for them, and IPv6 ' +
         'ranges that leave these prefixes out',
@@ -183,7 +184,7 @@ function notAnAddress(entry: string): string {
 }
 
 function malformed(what: string, entry: string, reason: string): TypeError {
-  return new TypeError(
+  return new TollgateOptionError(
     `${what}: ${JSON.stringify(entry)} looks like an IP or CIDR range but is not one; ${reason}`,
   );
 }

@@ -3,6 +3,7 @@
  * rate and the concurrency limiters, so neither can pool clients the other keeps apart.
  */
 
+import { TollgateOptionError } from '../../support/option-error.js';
 import type { Warnings } from '../../support/warnings.js';
 import { ClientAddressError } from './client-address-error.js';
 import { addressIdentity, DEFAULT_IPV6_SUBNET, isUnparsedAddress } from './client-ip.js';
@@ -59,7 +60,7 @@ export function requestIdentity<Req>(
       return identity;
     }
     if (identity !== undefined && identity !== '') {
-      throw new TypeError(
+      throw new TollgateOptionError(
         `${adapter}: the key function must return a string or undefined; got ${typeof identity}`,
       );
     }

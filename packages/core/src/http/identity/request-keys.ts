@@ -1,5 +1,6 @@
 /** Who is limited: key functions that turn a request into an identity, the same in every framework. */
 import { checkHmacKey, hashIdentity } from '../../support/identity.js';
+import { TollgateOptionError } from '../../support/option-error.js';
 import { ownOptions } from '../../support/value-checks.js';
 import { addressIdentity, DEFAULT_IPV6_SUBNET } from './client-ip.js';
 
@@ -58,7 +59,7 @@ export interface ByIpOptions {
 export function byIp<Req = unknown>(options: ByIpOptions = {}): KeyFunction<Req> {
   const { ipv6Subnet = DEFAULT_IPV6_SUBNET } = ownOptions(options);
   if (ipv6Subnet !== false && (!Number.isInteger(ipv6Subnet) || ipv6Subnet < 1 || ipv6Subnet > 128)) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `byIp ipv6Subnet must be a whole number from 1 to 128, or false; got ${String(ipv6Subnet)}`,
     );
   }
@@ -112,14 +113,14 @@ export interface ByApiKeyOptions<Req = unknown> {
 export function byApiKey<Req = unknown>(options: ByApiKeyOptions<Req>): KeyFunction<Req> {
   const { header = 'x-api-key', verify, hmacKey } = ownOptions(options ?? ({} as ByApiKeyOptions<Req>));
   if (typeof verify !== 'function') {
-    throw new TypeError(
+    throw new TollgateOptionError(
       'byApiKey needs { verify }: a function that returns true for keys the app issued. Without it every ' +
         'made-up key would get a bucket of its own. If a gateway in front already rejects unknown keys, ' +
         'pass verify: () => true',
     );
   }
   if (typeof header !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(header)) {
-    throw new TypeError(`byApiKey header must be a header name; got ${String(header)}`);
+    throw new TollgateOptionError(`byApiKey header must be a header name; got ${String(header)}`);
   }
   if (hmacKey !== undefined) checkHmacKey(hmacKey, 'byApiKey hmacKey');
   const hashOptions = hmacKey === undefined ? {} : { hmacKey };
@@ -132,7 +133,7 @@ export function byApiKey<Req = unknown>(options: ByApiKeyOptions<Req>): KeyFunct
     const verdict: unknown = await verify(secret, request);
     if (verdict !== true && verdict !== false && verdict !== undefined && verdict !== null) {
       // An app bug (returning a user object, say): fail loudly rather than guess either way.
-      throw new TypeError(`byApiKey verify must return true or false; got ${typeof verdict}`);
+      throw new TollgateOptionError(`byApiKey verify must return true or false; got ${typeof verdict}`);
     }
     return verdict === true ? `key:${hashIdentity(secret, hashOptions)}` : undefined;
   };
@@ -148,7 +149,8 @@ export function byApiKey<Req = unknown>(options: ByApiKeyOptions<Req>): KeyFunct
 export function byUser<Req = unknown>(
   userOf: (request: Req) => string | number | undefined | null | Promise<string | number | undefined | null>,
 ): KeyFunction<Req> {
-  if (typeof userOf !== 'function') throw new TypeError('byUser needs a function returning the user id');
+  if (typeof userOf !== 'function')
+    throw new TollgateOptionError('byUser needs a function returning the user id');
   return async function byUser(request) {
     const id = await userOf(request);
     return id === undefined || id === null || id === '' ? undefined : `user:${id}`;
@@ -163,7 +165,7 @@ export function byUser<Req = unknown>(
  */
 export function firstOf<Req = unknown>(...keys: KeyFunction<Req>[]): KeyFunction<Req> {
   if (keys.length === 0 || keys.some((key) => typeof key !== 'function')) {
-    throw new TypeError('firstOf needs one or more key functions');
+    throw new TollgateOptionError('firstOf needs one or more key functions');
   }
   return async function firstOf(request, access) {
     for (const key of keys) {

@@ -3,6 +3,8 @@
  * runtime knows it): the app's functions give the address. Without them all clients would share one
  * bucket, which is refused here, once for every such adapter.
  */
+
+import { TollgateOptionError } from '../../support/option-error.js';
 import type { RequestAccess } from './request-keys.js';
 
 /** The functions {@link suppliedAddressAccess} reads a request with. */
@@ -31,7 +33,9 @@ export function suppliedAddressAccess<Req>(
 ): RequestAccess<Req> {
   const given = [ip, peer].filter((read) => read !== undefined);
   if (given.some((read) => typeof read !== 'function') || (given.length === 0 && key === undefined)) {
-    throw new TypeError(`${adapter}: ${missing}: without either, all clients would share one bucket`);
+    throw new TollgateOptionError(
+      `${adapter}: ${missing}: without either, all clients would share one bucket`,
+    );
   }
   const socketIp = peer ?? ip ?? noAddress;
   return { ip: ip ?? socketIp, socketIp, header };

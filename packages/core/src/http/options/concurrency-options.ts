@@ -5,6 +5,7 @@
 import type { InsuranceOptions } from '../../limiter/insurance.js';
 import type { Store } from '../../model/store.js';
 import { parseDuration } from '../../support/duration.js';
+import { TollgateOptionError } from '../../support/option-error.js';
 import { rejectUnknownNames } from '../../support/unknown-names.js';
 import { isSettingsObject, ownOptions, positiveWholeNumber } from '../../support/value-checks.js';
 import type { Logger } from '../../support/warnings.js';
@@ -63,7 +64,7 @@ export function resolveConcurrencyOptions<Req>(
   const where = settings.adapter;
   const options = ownOptions(given);
   if (!isSettingsObject(options))
-    throw new TypeError(`${where}: concurrencyLimit needs options like { limit: 2 }`);
+    throw new TollgateOptionError(`${where}: concurrencyLimit needs options like { limit: 2 }`);
   rejectUnknownNames(options, NAMES, new Map(), `${where}: unknown concurrencyLimit option`);
   const shared = <Name extends (typeof SHARED)[number]>(name: Name) =>
     OPTION_TABLE[name].check(options[name], { what: `${where}: ${name}`, settings }) as ReturnType<
@@ -73,7 +74,9 @@ export function resolveConcurrencyOptions<Req>(
   const onStoreError = shared('onStoreError') ?? 'insurance';
   if (typeof onStoreError === 'function') {
     // A lease's fallback is chosen when the limiter is made, not per request.
-    throw new TypeError(`${where}: onStoreError must be 'insurance', 'allow' or 'deny' for concurrencyLimit`);
+    throw new TollgateOptionError(
+      `${where}: onStoreError must be 'insurance', 'allow' or 'deny' for concurrencyLimit`,
+    );
   }
   return {
     limit,

@@ -1,4 +1,6 @@
 /** The options tables in the adapters' READMEs, generated from the option table so the two cannot drift. */
+
+import { TollgateError } from '../../support/tollgate-error.js';
 import { OPTION_NAMES, OPTION_TABLE, type OptionName } from './option-table.js';
 
 /** How one adapter's README writes its request, and the defaults that adapter sets itself. */
@@ -51,7 +53,10 @@ export function withOptionsTable(readme: string, style: OptionsDocStyle): string
   const start = readme.indexOf(OPTIONS_TABLE_START);
   const end = readme.indexOf(OPTIONS_TABLE_END, start);
   if (start === -1 || end === -1) {
-    throw new Error(`no options table: mark it with ${OPTIONS_TABLE_START} and ${OPTIONS_TABLE_END}`);
+    throw new TollgateError(
+      'TOLLGATE_INTERNAL',
+      `no options table: mark it with ${OPTIONS_TABLE_START} and ${OPTIONS_TABLE_END}`,
+    );
   }
   const table = optionsTableMarkdown(style);
   // Blank lines around the table keep every Markdown renderer from reading the markers as part of it.

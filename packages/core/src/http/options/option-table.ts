@@ -11,6 +11,7 @@ import type { AlgorithmName, Policy } from '../../model/policy.js';
 import type { Store } from '../../model/store.js';
 import { MemoryStore } from '../../stores/memory/memory-store.js';
 import { type Duration, parseDuration } from '../../support/duration.js';
+import { TollgateOptionError } from '../../support/option-error.js';
 import { closestName, rejectUnknownNames } from '../../support/unknown-names.js';
 import { flagOption, isSettingsObject, ownOptions, positiveWholeNumber } from '../../support/value-checks.js';
 import { type Logger, WARNING_CODES, type WarningSwitches } from '../../support/warnings.js';
@@ -97,14 +98,15 @@ function flag(fallback: boolean) {
     default: code(fallback),
     check(value: unknown, { what }: OptionSite): boolean {
       if (value === undefined) return fallback;
-      if (typeof value !== 'boolean') throw new TypeError(`${what} must be true or false`);
+      if (typeof value !== 'boolean') throw new TollgateOptionError(`${what} must be true or false`);
       return value;
     },
   };
 }
 
 function optionalFunction<F>(value: unknown, { what }: OptionSite): F | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${what} must be a function`);
+  if (value !== undefined && typeof value !== 'function')
+    throw new TollgateOptionError(`${what} must be a function`);
   return value as F | undefined;
 }
 
@@ -112,7 +114,7 @@ function headerProfile(value: unknown, { what }: OptionSite): HeaderProfile {
   const profile = value ?? HEADER_PROFILES[0];
   if (HEADER_PROFILES.includes(profile as HeaderProfile)) return profile as HeaderProfile;
   const allowed = HEADER_PROFILES.map(literal);
-  throw new TypeError(
+  throw new TollgateOptionError(
     `${what} must be ${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}; got ${String(value)}`,
   );
 }
@@ -120,11 +122,12 @@ function headerProfile(value: unknown, { what }: OptionSite): HeaderProfile {
 function warningSwitches(value: unknown, { what }: OptionSite): WarningSwitches {
   if (value === undefined) return true;
   if (typeof value === 'boolean') return value;
-  if (!isSettingsObject(value)) throw new TypeError(`${what} must be a boolean or an object of codes`);
+  if (!isSettingsObject(value))
+    throw new TollgateOptionError(`${what} must be a boolean or an object of codes`);
   rejectUnknownNames(value, WARNING_CODES, new Map(), `${what} has an unknown code`);
   for (const [warning, on] of Object.entries(value)) {
     if (on !== undefined && typeof on !== 'boolean') {
-      throw new TypeError(`${what}.${warning} must be true or false; got ${String(on)}`);
+      throw new TollgateOptionError(`${what}.${warning} must be true or false; got ${String(on)}`);
     }
   }
   // A code not named is on: the copy keeps one on `Object.prototype` from switching it off.
@@ -134,7 +137,7 @@ function warningSwitches(value: unknown, { what }: OptionSite): WarningSwitches 
 function positiveCost(value: unknown, what: string): PerRequest<unknown, number> {
   if (typeof value === 'function') return value as (request: unknown) => number | Promise<number>;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`${what} must be a positive number or a function; got ${String(value)}`);
+    throw new TollgateOptionError(`${what} must be a positive number or a function; got ${String(value)}`);
   }
   return value;
 }
@@ -149,10 +152,12 @@ function requestCost(
   rejectUnknownNames(value, ['reserve', 'settle'], new Map(), `${what} has an unknown field`);
   const { reserve, settle } = ownOptions(value);
   if (reserve === undefined) {
-    throw new TypeError(`${what}.reserve is missing: the tokens to charge when the request arrives`);
+    throw new TollgateOptionError(
+      `${what}.reserve is missing: the tokens to charge when the request arrives`,
+    );
   }
   if (typeof settle !== 'function') {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${what}.settle must be a function of the request and the response that returns the true cost`,
     );
   }
@@ -196,7 +201,7 @@ export const OPTION_TABLE = {
       if (value === undefined || ALGORITHM_NAMES.includes(value as AlgorithmName))
         return value as AlgorithmName;
       const hint = closestName(String(value), ALGORITHM_NAMES);
-      throw new TypeError(
+      throw new TollgateOptionError(
         `${what} must be ${ALGORITHM_NAMES.map(literal).join(', ')}; got ${literal(value)}${hint ? `; did you mean '${hint}'?` : ''}`,
       );
     },
@@ -259,7 +264,7 @@ export const OPTION_TABLE = {
     check(value, { what }): Store {
       const store = (value ?? new MemoryStore()) as Partial<Store>;
       if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
-        throw new TypeError(`${what} must be a Store such as MemoryStore or RedisStore`);
+        throw new TollgateOptionError(`${what} must be a Store such as MemoryStore or RedisStore`);
       }
       return store as Store;
     },
@@ -276,7 +281,9 @@ export const OPTION_TABLE = {
     default: 'derived; see [Namespaces](#namespaces-which-limiters-share-buckets)',
     check(value, { what }): string | undefined {
       if (value === undefined || (typeof value === 'string' && NAME_PATTERN.test(value))) return value;
-      throw new TypeError(`${what} must be 1–64 letters, digits or '_ . : -'; got ${String(value)}`);
+      throw new TollgateOptionError(
+        `${what} must be 1–64 letters, digits or '_ . : -'; got ${String(value)}`,
+      );
     },
   },
   cost: {
@@ -343,7 +350,7 @@ export const OPTION_TABLE = {
     check(value, { what }): number {
       if (value === undefined) return 429;
       if (typeof value === 'number' && Number.isInteger(value) && value >= 400 && value <= 599) return value;
-      throw new TypeError(`${what} must be a whole number from 400 to 599; got ${String(value)}`);
+      throw new TollgateOptionError(`${what} must be a whole number from 400 to 599; got ${String(value)}`);
     },
   },
   message: {
@@ -357,7 +364,7 @@ export const OPTION_TABLE = {
       ) {
         return value as LimitedMessage<unknown> | undefined;
       }
-      throw new TypeError(`${what} must be a string, an object or a function`);
+      throw new TollgateOptionError(`${what} must be a string, an object or a function`);
     },
   },
   handler: {
@@ -380,7 +387,7 @@ export const OPTION_TABLE = {
       if (typeof value === 'boolean' || typeof value === 'function') {
         return value as PerRequest<unknown, boolean>;
       }
-      throw new TypeError(`${what} must be true, false or a function of the request`);
+      throw new TollgateOptionError(`${what} must be true, false or a function of the request`);
     },
   },
   dryRunHeaders: {
@@ -416,7 +423,7 @@ export const OPTION_TABLE = {
       if (typeof value === 'string' && PROPERTY_PATTERN.test(value) && !PROTOTYPE_NAMES.includes(value)) {
         return value;
       }
-      throw new TypeError(
+      throw new TollgateOptionError(
         `${what} must be a property name like 'rateLimit', or false; got ${literal(value)}`,
       );
     },
@@ -428,7 +435,7 @@ export const OPTION_TABLE = {
     check(value, { what }): StoreFailureOption | undefined {
       if (value === undefined || typeof value === 'function') return value as StoreFailureOption | undefined;
       if (STORE_FAILURE_ANSWERS.includes(value as StoreFailureAnswer)) return value as StoreFailureAnswer;
-      throw new TypeError(
+      throw new TollgateOptionError(
         `${what} must be 'insurance', 'allow', 'deny' or a function; got ${literal(value)}`,
       );
     },
@@ -453,7 +460,7 @@ export const OPTION_TABLE = {
     default: 'none',
     check(value, { what }): boolean | undefined {
       if (value === undefined || typeof value === 'boolean') return value;
-      throw new TypeError(`${what} must be true or false`);
+      throw new TollgateOptionError(`${what} must be true or false`);
     },
   },
   timeout: {
@@ -470,7 +477,7 @@ export const OPTION_TABLE = {
     check(value, { what, settings }): Logger {
       const logger = (value ?? settings.logger ?? console) as Partial<Logger>;
       if (typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
-        throw new TypeError(`${what} must have warn and error methods`);
+        throw new TollgateOptionError(`${what} must have warn and error methods`);
       }
       return logger as Logger;
     },

@@ -4,6 +4,7 @@ import { resolvePoliciesFor } from '../../algorithms/policies.js';
 import { isZeroLimit, limitOrZero, resolveZeroLimit } from '../../limiter/zero-limit.js';
 import type { AlgorithmName, Policy, ResolvedPolicy } from '../../model/policy.js';
 import { parseDuration } from '../../support/duration.js';
+import { TollgateOptionError } from '../../support/option-error.js';
 import { rejectUnknownNames } from '../../support/unknown-names.js';
 import { isSettingsObject, ownOptions } from '../../support/value-checks.js';
 import {
@@ -73,7 +74,7 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
   const settings = ownOptions(adapterSettings);
   const prefix = settings.adapter;
   if (!isSettingsObject(options)) {
-    throw new TypeError(`${prefix}: options must be an object like { limit: 100, window: '1m' }`);
+    throw new TollgateOptionError(`${prefix}: options must be an object like { limit: 100, window: '1m' }`);
   }
   const own = inSharedNames(ownOptions(options), settings);
   rejectUnknownNames(own, OPTION_NAMES, PEER_OPTIONS, `${prefix}: unknown option`);
@@ -161,7 +162,7 @@ function inSharedNames(own: Record<string, unknown>, settings: AdapterSettings):
     ...notHere,
   };
   for (const name of Object.keys(refused)) {
-    if (Object.hasOwn(own, name)) throw new TypeError(`${adapter}: ${refused[name]}`);
+    if (Object.hasOwn(own, name)) throw new TollgateOptionError(`${adapter}: ${refused[name]}`);
   }
   if (handlerName === undefined || !Object.hasOwn(own, handlerName)) return own;
   const { [handlerName]: handler, ...rest } = own;
@@ -184,19 +185,21 @@ function checkEach(options: Record<string, unknown>, settings: AdapterSettings):
 function checkCombinations(checked: CheckedOptions, prefix: string, handlerName: string): void {
   const { limit, window, burst, algorithm, policies } = checked;
   if (policies !== undefined && (limit !== undefined || window !== undefined || burst !== undefined)) {
-    throw new TypeError(`${prefix}: give either policies or limit/window/burst, not both`);
+    throw new TollgateOptionError(`${prefix}: give either policies or limit/window/burst, not both`);
   }
   if (policies !== undefined && algorithm !== undefined) {
-    throw new TypeError(`${prefix}: with policies, give each policy its own algorithm`);
+    throw new TollgateOptionError(`${prefix}: with policies, give each policy its own algorithm`);
   }
   if (policies !== undefined && checked.nearLimit !== undefined) {
-    throw new TypeError(`${prefix}: with policies, give each policy its own nearLimit`);
+    throw new TollgateOptionError(`${prefix}: with policies, give each policy its own nearLimit`);
   }
   if (checked.failOpen !== undefined && checked.onStoreError !== undefined) {
-    throw new TypeError(`${prefix}: give either onStoreError or failOpen (its older spelling), not both`);
+    throw new TollgateOptionError(
+      `${prefix}: give either onStoreError or failOpen (its older spelling), not both`,
+    );
   }
   if (checked.handler !== undefined && checked.throwOnLimit) {
-    throw new TypeError(`${prefix}: give either ${handlerName} or throwOnLimit, not both`);
+    throw new TollgateOptionError(`${prefix}: give either ${handlerName} or throwOnLimit, not both`);
   }
 }
 

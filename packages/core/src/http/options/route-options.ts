@@ -1,4 +1,6 @@
 /** Per-route options in frameworks that have them (Fastify): merged over the app's, checked early. */
+
+import { TollgateOptionError } from '../../support/option-error.js';
 import { describeValue, isSettingsObject, ownOptions } from '../../support/value-checks.js';
 import type { AdapterSettings, RateLimitOptions } from './option-types.js';
 import { resolveRateLimitOptions } from './options.js';
@@ -40,7 +42,7 @@ export function mergeRateLimitOptions<O extends RateLimitOptions<never, never>>(
   const { name: _notInherited, ...inherited } = base;
   if (override === undefined) return ownOptions(inherited) as Partial<O>;
   if (!isSettingsObject(override)) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${where} must be options like { limit: 10, window: '1s' }, or false; got ${describeValue(override)}`,
     );
   }

@@ -4,6 +4,7 @@
  * the response is done or the client goes away.
  */
 import { type ConcurrencyLimiter, createConcurrencyLimiter } from '../../limiter/concurrency-limiter.js';
+import { TollgateOptionError } from '../../support/option-error.js';
 import { StoreUnavailableError } from '../../support/store-error.js';
 import { Warnings } from '../../support/warnings.js';
 import type { ConcurrencyOutcome } from '../answer/outcome.js';
@@ -94,6 +95,8 @@ function buildLimiter<Req>(options: ResolvedConcurrencyOptions<Req>, where: stri
       ...(options.insurance ? { insurance: options.insurance } : {}),
     });
   } catch (error) {
-    throw new TypeError(`${where}: ${(error as Error).message}`);
+    // The same checks, said to come from the adapter: the app called it, not createConcurrencyLimiter.
+    const message = (error as Error).message.replace(/^createConcurrencyLimiter: /, '');
+    throw new TollgateOptionError(`${where}: ${message}`);
   }
 }

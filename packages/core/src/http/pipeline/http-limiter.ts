@@ -9,6 +9,7 @@ import { bucketOwner } from '../../limiter/bucket-key.js';
 import type { ConsumeOptions, ReserveOptions, StoreErrorAction } from '../../limiter/limiter.js';
 import type { Reservation } from '../../limiter/reservation.js';
 import type { Decision } from '../../model/decision.js';
+import { TollgateOptionError } from '../../support/option-error.js';
 import { StoreUnavailableError } from '../../support/store-error.js';
 import { Warnings } from '../../support/warnings.js';
 import type { NodeResponse, RateLimitInfo, RateLimitOutcome, RateLimitRejection } from '../answer/outcome.js';
@@ -235,19 +236,23 @@ export function createHttpLimiter<Req, Res = unknown>(
 /** What the app's `onStoreError` function answered, checked. */
 function storeFailureAnswer(answer: unknown, adapter: string): StoreFailureAnswer {
   if (answer === 'insurance' || answer === 'allow' || answer === 'deny') return answer;
-  throw new TypeError(
+  throw new TollgateOptionError(
     `${adapter}: the onStoreError function must return 'insurance', 'allow' or 'deny'; got ${String(answer)}`,
   );
 }
 
 function checkedDryRun(dryRun: unknown, adapter: string): boolean {
   if (typeof dryRun === 'boolean') return dryRun;
-  throw new TypeError(`${adapter}: the dryRun function must return true or false; got ${String(dryRun)}`);
+  throw new TollgateOptionError(
+    `${adapter}: the dryRun function must return true or false; got ${String(dryRun)}`,
+  );
 }
 
 function checkedCost(cost: unknown, adapter: string): number {
   if (typeof cost !== 'number' || !Number.isFinite(cost) || cost <= 0) {
-    throw new TypeError(`${adapter}: the cost function must return a positive number; got ${String(cost)}`);
+    throw new TollgateOptionError(
+      `${adapter}: the cost function must return a positive number; got ${String(cost)}`,
+    );
   }
   return cost;
 }

@@ -3,6 +3,7 @@
  * limits overridden at runtime, in every process that shares the store.
  */
 import type { LimitOverride, Override, OverrideOptions } from '../../limiter/overrides.js';
+import { TollgateOptionError } from '../../support/option-error.js';
 import type { BoundLimiters } from './policy-limiters.js';
 
 /** Per-key controls of an HTTP limiter; every adapter's middleware has them. */
@@ -38,7 +39,7 @@ export interface KeyControls {
 export function keyControlsOf<Req>(limiters: BoundLimiters<Req>, adapter: string): KeyControls {
   const fixed = () => {
     if (limiters.fixed !== undefined) return limiters.fixed.limiter;
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${adapter}: overrides need static policies; with a limit function, return the client's limit from it`,
     );
   };
@@ -83,7 +84,7 @@ export function groupKeyControls(
   const overriding = () => {
     const found = limiters().filter(({ overrides }) => overrides);
     if (found.length > 0) return found;
-    throw new TypeError(
+    throw new TollgateOptionError(
       `${adapter}: setOverride, removeOverride and getOverride need the overrides: true option`,
     );
   };

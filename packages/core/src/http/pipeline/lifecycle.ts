@@ -3,6 +3,8 @@
  * the headers, the answer, and what happens after the response (a refund, a lease released). An adapter
  * implements {@link ResponseAccess} and calls `handle`; nothing of this sequence lives in an adapter.
  */
+
+import { TollgateError } from '../../support/tollgate-error.js';
 import { profileOnResponse, stackHeaders } from '../answer/headers.js';
 import type {
   ConcurrencyOutcome,
@@ -149,7 +151,7 @@ export function rateLimitLifecycle<Req, Res>(
 export function handledError(handled: Handled, adapter: string): unknown {
   return handled.kind === 'error'
     ? handled.error
-    : new Error(`${adapter}: this request was answered already`);
+    : new TollgateError('TOLLGATE_ALREADY_ANSWERED', `${adapter}: this request was answered already`);
 }
 
 /** Where a request's info goes unless the adapter says otherwise: on the request, as its own property. */

@@ -22,6 +22,8 @@ import type {
   OverrideResult,
   Store,
 } from '../../model/store.js';
+import { TollgateArgumentError } from '../../support/argument-error.js';
+import { TollgateOptionError } from '../../support/option-error.js';
 import { policySetKey } from '../policy-set-key.js';
 import { EvictionHeap } from './eviction-heap.js';
 import { refusesAgain } from './exhausted.js';
@@ -128,10 +130,12 @@ export class MemoryStore implements Store {
   constructor(options: MemoryStoreOptions = {}) {
     const { maxKeys = 100_000, clock } = options;
     if (!Number.isSafeInteger(maxKeys) || maxKeys <= 0) {
-      throw new TypeError(`MemoryStore maxKeys must be a positive whole number; got ${String(maxKeys)}`);
+      throw new TollgateOptionError(
+        `MemoryStore maxKeys must be a positive whole number; got ${String(maxKeys)}`,
+      );
     }
     if (clock !== undefined && typeof clock !== 'function') {
-      throw new TypeError('MemoryStore clock must be a function returning ms');
+      throw new TollgateOptionError('MemoryStore clock must be a function returning ms');
     }
     this.#maxKeys = maxKeys;
     this.#leases = new LeaseTable(maxKeys);
@@ -234,7 +238,7 @@ export class MemoryStore implements Store {
     if (mode === 'get') return before && resultOf(before);
     let written: StoredOverride | undefined;
     if (mode === 'set') {
-      if (override === undefined) throw new TypeError('an override to set needs its policies');
+      if (override === undefined) throw new TollgateArgumentError('an override to set needs its policies');
       const expiresAtMs = ttlMs === undefined ? Number.POSITIVE_INFINITY : nowMs + ttlMs;
       written = { policies: override, expiresAtMs, forgetAtMs: expiresAtMs + refillBoundMs(policies) };
       this.#dropForgottenOverrides(table, nowMs);
@@ -286,7 +290,7 @@ export class MemoryStore implements Store {
   #checkedNow(): number {
     const nowMs = Math.floor(this.#now());
     if (!Number.isFinite(nowMs)) {
-      throw new TypeError(`MemoryStore clock must return ms since the epoch; got ${String(nowMs)}`);
+      throw new TollgateOptionError(`MemoryStore clock must return ms since the epoch; got ${String(nowMs)}`);
     }
     return nowMs;
   }

@@ -2,6 +2,8 @@
  * The store's adapter for ioredis `Redis` and `Cluster` (v5, v6), for iovalkey's (0.4: a fork of ioredis
  * 5, the same classes under the Valkey project's name), and for clients of the same shape.
  */
+
+import { TollgateOptionError } from '../../support/option-error.js';
 import {
   type ConnectionState,
   evalshaThenEval,
@@ -98,7 +100,8 @@ export class IoRedisAdapter implements RedisClientAdapter {
   }
 
   configGet(pattern: string): Promise<unknown> {
-    if (typeof this.#client.call !== 'function') return Promise.reject(new Error('the client has no call()'));
+    if (typeof this.#client.call !== 'function')
+      return Promise.reject(new TollgateOptionError('RedisStore client has no call()'));
     return this.#client.call('CONFIG', 'GET', pattern);
   }
 

@@ -1,7 +1,9 @@
 /** The options of `RedisStore`, checked once, and the inputs it checks on every call. */
 import { publishBreakerClose, publishBreakerOpen } from '../../diagnostics/publish.js';
 import type { Store } from '../../model/store.js';
+import { TollgateArgumentError } from '../../support/argument-error.js';
 import { type Duration, parseDuration } from '../../support/duration.js';
+import { TollgateOptionError } from '../../support/option-error.js';
 import { ownOptions } from '../../support/value-checks.js';
 import type { Logger, WarningSwitches, Warnings } from '../../support/warnings.js';
 import { adaptRedisClient, describeClient, SUPPORTED_CLIENTS } from './adapt-client.js';
@@ -63,16 +65,20 @@ export function resolveRedisStoreOptions(options: RedisStoreOptions): ResolvedRe
   } = ownOptions(options ?? ({} as RedisStoreOptions));
   const adapter = adaptRedisClient(client);
   if (adapter === undefined) {
-    throw new TypeError(`RedisStore needs { client }: ${SUPPORTED_CLIENTS}; got ${describeClient(client)}`);
+    throw new TollgateOptionError(
+      `RedisStore needs { client }: ${SUPPORTED_CLIENTS}; got ${describeClient(client)}`,
+    );
   }
   if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
-    throw new TypeError(`RedisStore prefix must be a string without '{' or '}'; got ${String(prefix)}`);
+    throw new TollgateOptionError(
+      `RedisStore prefix must be a string without '{' or '}'; got ${String(prefix)}`,
+    );
   }
   if (clock !== undefined && typeof clock !== 'function') {
-    throw new TypeError('RedisStore clock must be a function returning ms');
+    throw new TollgateOptionError('RedisStore clock must be a function returning ms');
   }
   if (typeof logger?.warn !== 'function' || typeof logger.error !== 'function') {
-    throw new TypeError('RedisStore logger must have warn and error methods');
+    throw new TollgateOptionError('RedisStore logger must have warn and error methods');
   }
   return {
     adapter,
@@ -116,7 +122,7 @@ export function incidentBreaker(
 
 function breakerSettings({ threshold = 5, cooldown = '1s' }: NonNullable<RedisStoreOptions['breaker']>) {
   if (!Number.isSafeInteger(threshold) || threshold <= 0) {
-    throw new TypeError(
+    throw new TollgateOptionError(
       `RedisStore breaker.threshold must be a positive whole number; got ${String(threshold)}`,
     );
   }
@@ -127,7 +133,7 @@ function breakerSettings({ threshold = 5, cooldown = '1s' }: NonNullable<RedisSt
 export function checkedNow(clock: () => number): number {
   const nowMs = Math.floor(clock());
   if (!Number.isFinite(nowMs)) {
-    throw new TypeError(`RedisStore clock must return ms since the epoch; got ${String(nowMs)}`);
+    throw new TollgateOptionError(`RedisStore clock must return ms since the epoch; got ${String(nowMs)}`);
   }
   return nowMs;
 }
@@ -135,7 +141,9 @@ export function checkedNow(clock: () => number): number {
 /** The owner, which limiters encode so that it holds no brace: the braces of the hash tag are ours. */
 export function checkedOwner(owner: string): string {
   if (owner.includes('{') || owner.includes('}')) {
-    throw new TypeError(`RedisStore keys must not hold '{' or '}' (limiters encode them); got ${owner}`);
+    throw new TollgateArgumentError(
+      `RedisStore keys must not hold '{' or '}' (limiters encode them); got ${owner}`,
+    );
   }
   return owner;
 }

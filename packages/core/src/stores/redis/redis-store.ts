@@ -12,8 +12,10 @@ import type {
   OverrideResult,
   Store,
 } from '../../model/store.js';
+import { TollgateArgumentError } from '../../support/argument-error.js';
 import { DeadlineWatch } from '../../support/deadline-watch.js';
 import { StoreUnavailableError } from '../../support/store-error.js';
+import { TollgateError } from '../../support/tollgate-error.js';
 import { Warnings } from '../../support/warnings.js';
 import { policySetKey } from '../policy-set-key.js';
 import type { CircuitBreaker } from './breaker.js';
@@ -55,9 +57,16 @@ import {
 /** The most checks in one script call: about a millisecond of Redis's time. */
 const MAX_BATCH = 200;
 
-/** Redis refused one check's key (WRONGTYPE, OOM): the other checks of its batch were decided. */
-class RefusedCheckError extends Error {
+/**
+ * Redis refused one check's key (WRONGTYPE, OOM): the other checks of its batch were decided. Named as
+ * the client names a refused command, since that is what it stands for.
+ */
+class RefusedCheckError extends TollgateError {
   override readonly name = 'ReplyError';
+
+  constructor(why: string) {
+    super('TOLLGATE_STORE_REFUSED', why);
+  }
 }
 
 /**
@@ -160,7 +169,7 @@ export class RedisStore implements Store {
   async override(request: OverrideRequest): Promise<OverrideResult | undefined> {
     const { key, policies, ban, mode, override, ttlMs, timeoutMs } = request;
     if (mode === 'set' && override === undefined)
-      throw new TypeError('an override to set needs its policies');
+      throw new TollgateArgumentError('an override to set needs its policies');
     const storeKey = this.#keyOf(key, policies, ban);
     const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
     const limits = override === undefined ? '' : overrideLimitsArg(override);

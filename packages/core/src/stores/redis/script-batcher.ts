@@ -6,6 +6,7 @@
  */
 import type { DeadlineWatch, Watched } from '../../support/deadline-watch.js';
 import type { StoreUnavailableError } from '../../support/store-error.js';
+import { TollgateError } from '../../support/tollgate-error.js';
 import type { LuaScript } from './redis-client.js';
 import {
   answerLength,
@@ -85,7 +86,10 @@ class Queued implements Watched {
     if (this.done) return;
     this.done = true;
     if (this.watched) this.watch.stop(this);
-    if (answer === undefined) this.reject(error ?? new Error('Redis gave no answer for a check'));
+    if (answer === undefined)
+      this.reject(
+        error ?? new TollgateError('TOLLGATE_STORE_UNAVAILABLE', 'Redis gave no answer for a check'),
+      );
     else this.resolve(answer);
   }
 }

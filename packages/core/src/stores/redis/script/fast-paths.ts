@@ -4,6 +4,7 @@
  * which costs Redis less per check than the held path's tables and function calls.
  */
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
+import { TollgateError } from '../../../support/tollgate-error.js';
 
 /**
  * `settleOne`: what `settle` does, for a set of one policy and no ban, on its key's held state (a key that
@@ -144,11 +145,18 @@ export function fieldList(count: number, each: (k: number) => string, separator 
 export function inFieldLocals(body: string, fields: number): string {
   const inlined = body.replace(/st\[o(?: \+ (\d+))?\]/g, (field, k: string | undefined) => {
     const index = Number(k ?? 0);
-    if (index >= fields) throw new Error(`an algorithm's Lua reads ${field} of its ${fields} fields`);
+    if (index >= fields)
+      throw new TollgateError(
+        'TOLLGATE_INTERNAL',
+        `an algorithm's Lua reads ${field} of its ${fields} fields`,
+      );
     return `f${index + 1}`;
   });
   if (/\bst\b|\breturn\b/.test(inlined)) {
-    throw new Error(`an algorithm's Lua must read its state only as st[o + k], and not return: ${body}`);
+    throw new TollgateError(
+      'TOLLGATE_INTERNAL',
+      `an algorithm's Lua must read its state only as st[o + k], and not return: ${body}`,
+    );
   }
   return inlined;
 }

@@ -5,7 +5,7 @@
 
 /**
  * The codes of Tollgate's warnings, one a line: adding a code here is all the `warnings` option needs.
- * Each is explained in the core README under its code.
+ * Each is explained in docs/errors.md under its code.
  */
 export const WARNING_CODES = [
   /** `X-Forwarded-For` arrived but the app does not trust proxies: every client may share one bucket. */

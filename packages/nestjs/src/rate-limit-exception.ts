@@ -32,8 +32,8 @@ export class RateLimitException extends HttpException {
   ) {
     const response = responseOf(rejection);
     // No stack trace: a refusal is an answer, not a fault, and its frames would be Tollgate's and Nest's
-    // own. Capturing them cost more than the rest of the refusal's own work (about 8 µs of 10 per
-    // exception, measured in process). Nothing between the two assignments can throw.
+    // own. Capturing them costs more than the rest of the refusal's own work. Nothing between the two
+    // assignments can throw.
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(response, rejection.status);

@@ -26,8 +26,8 @@ export class StoreUnavailableError extends TollgateError {
   constructor(message: string, options: { cause?: unknown; reported?: boolean } = {}) {
     const errorOptions = 'cause' in options ? { cause: options.cause } : undefined;
     // No stack trace: while Redis is away every check may get one of these, and its frames (the store's,
-    // a timer's) say nothing its message and `cause` do not. Capturing them cost as much as the rest of
-    // a check on the fallback (7 of 13 µs, in process). Error's constructor cannot throw in between.
+    // a timer's) say nothing its message and `cause` do not. Capturing them costs as much as the rest of
+    // a check on the fallback. Error's constructor cannot throw in between.
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super('TOLLGATE_STORE_UNAVAILABLE', message, errorOptions);

@@ -43,8 +43,8 @@ export class RateLimitError extends TollgateError {
   ) {
     const overCapacity = info.decision.reason === 'cost-exceeds-capacity';
     // No stack trace: a refusal is an answer, not a fault, and its frames would be Tollgate's own.
-    // Capturing them cost about 8 µs per error at a framework's depth, in process: ten times a whole
-    // check in memory. Error's constructor cannot throw between the two assignments.
+    // Capturing them at a framework's depth costs several times a whole check in memory. Error's
+    // constructor cannot throw between the two assignments.
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(

@@ -7,6 +7,7 @@ import { penaltyScenarios } from './penalty-scenarios.js';
 import { refundScenarios } from './refund-scenarios.js';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
+import { waitScenarios } from './wait-scenarios.js';
 import { windowScenarios } from './window-scenarios.js';
 
 /** The memory store, and a Redis store on Redis and on Cluster through every client library. */
@@ -29,6 +30,7 @@ describe.each(kinds)('$name conformance', (kind) => {
     ...penaltyScenarios,
     ...refundScenarios,
     ...overrideScenarios,
+    ...waitScenarios,
   ])('$name', async (scenario) => {
     const fixture = kind.fixture();
     await scenario.run(limiterFor(scenario, fixture), fixture);

@@ -1,8 +1,8 @@
 /**
  * MemoryStore and RedisStore, side by side under one clock, through random sequences of what a client
- * and an app can do: consume, peek, reserve and settle or cancel (often after a window has turned),
- * refunds of past charges, penalties, overrides set, ended by their ttl or removed. Every answer of the
- * two limiters, and what each key then holds, must be the same.
+ * and an app can do: consume (some of them given a maxWait), peek, reserve and settle or cancel (often
+ * after a window has turned), refunds of past charges, penalties, overrides set, ended by their ttl or
+ * removed. Every answer of the two limiters, and what each key then holds, must be the same.
  */
 import {
   createLimiter,
@@ -26,6 +26,10 @@ const POLICY_SETS: Record<string, Policy | Policy[]> = {
   'token bucket': { limit: 10, window: '1s', burst: 15 },
   'fixed window': { limit: 5, window: '2s', algorithm: 'fixed-window' },
   'sliding window': { limit: 8, window: '1s', algorithm: 'sliding-window' },
+  'two token buckets': [
+    { limit: 10, window: '1s', burst: 15, name: 'second' },
+    { limit: 40, window: '10s', burst: 10, name: 'tens' },
+  ],
   'two policies': [
     { limit: 10, window: '1s', name: 'second' },
     { limit: 30, window: '10s', name: 'tens', algorithm: 'fixed-window' },
@@ -87,7 +91,9 @@ async function run(seed: number, policies: Policy | Policy[], overrides: boolean
   const random = seeded(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const clock = new SharedClock();
-  const options = { policies, overrides, denyCache: false, onStoreError: 'throw' } as const;
+  // A waiter's turn is in its decision (waitedMs); the sleep until it is not what is compared here.
+  const sleep = async () => {};
+  const options = { policies, overrides, denyCache: false, onStoreError: 'throw', sleep } as const;
   const pair: Pair = {
     clock,
     memory: createLimiter({ ...options, store: new MemoryStore({ clock: clock.now }) }),
@@ -112,9 +118,15 @@ async function run(seed: number, policies: Policy | Policy[], overrides: boolean
     const what = `seed ${seed}, step ${step}`;
     const op = random();
     if (op < 0.35) {
-      const [m, r] = await both(pair, `${what}: consume`, (l) => l.consume(key, { cost }));
-      expect(comparable(r), `${what}: consume`).toEqual(comparable(m));
-      if (m.allowed) charges.push({ key, cost, atMs: m.decidedAtMs });
+      // A quarter of the consumes may wait (token buckets only: others reject it alike).
+      const maxWait = random() < 0.25 ? Math.floor(random() * 1_500) : undefined;
+      const consumed = (l: Limiter) => l.consume(key, maxWait === undefined ? { cost } : { cost, maxWait });
+      const [m, r] = await both(pair, `${what}: consume (maxWait ${maxWait})`, consumed);
+      // undefined: both rejected it alike (a window cannot be waited on).
+      if (m !== undefined) {
+        expect(comparable(r), `${what}: consume (maxWait ${maxWait})`).toEqual(comparable(m));
+        if (m.allowed) charges.push({ key, cost, atMs: m.decidedAtMs });
+      }
     } else if (op < 0.5) {
       const [m, r] = await both(pair, `${what}: reserve`, (l) => l.reserve(key, cost * 2));
       expect(comparable(r.decision), `${what}: reserve`).toEqual(comparable(m.decision));

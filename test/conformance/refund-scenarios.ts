@@ -103,7 +103,9 @@ export const refundScenarios: Scenario[] = [
     policies: { limit: 3, window: '1m' },
     async run(limiter) {
       const options = { maxWait: 3_000 } as never;
-      await expect(limiter.consume('k', options)).rejects.toThrow(/consume: unknown option 'maxWait'/);
+      await expect(limiter.consume('k', { timeout: 3_000 } as never)).rejects.toThrow(
+        /consume: unknown option 'timeout'/,
+      );
       await expect(limiter.peek('k', options)).rejects.toThrow(/peek: unknown option 'maxWait'/);
       await expect(limiter.reserve('k', 1, { cost: 2 } as never)).rejects.toThrow(
         /reserve: unknown option 'cost'/,

@@ -121,6 +121,7 @@ export {
 } from './limiter/limiter.js';
 export type { LimitOverride, Override, OverrideOptions, PolicyOverride } from './limiter/overrides.js';
 export type { Reservation } from './limiter/reservation.js';
+export type { Sleep } from './limiter/waits.js';
 export type { Decision, DecisionReason, PolicyDecision } from './model/decision.js';
 export type {
   AlgorithmName,

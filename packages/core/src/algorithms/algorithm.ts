@@ -34,6 +34,17 @@ export interface Algorithm {
   current(policy: ResolvedPolicy, st: StateFields, o: number, stored: boolean, nowMs: number): void;
   /** Whether `cost` fits in the state at `nowMs` (the time it was brought to). */
   fits(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, nowMs: number): boolean;
+  /**
+   * Whether a charge of `cost` may be made now and be covered within `maxWaitMs` (a bounded wait): the
+   * state may go into debt as far as `maxWaitMs` of refill repays. Only algorithms that can owe have it
+   * (the token bucket); a limiter refuses `maxWait` for a policy whose algorithm lacks it.
+   */
+  fitsWithin?(policy: ResolvedPolicy, st: StateFields, o: number, cost: number, maxWaitMs: number): boolean;
+  /**
+   * Ms from the time the state was brought to until it owes nothing: when the last charge made into
+   * debt is covered (a waiter's turn). Only algorithms that can owe have it.
+   */
+  owedMs?(policy: ResolvedPolicy, st: StateFields, o: number): number;
   /** Charges `cost`, in place, whether it fits or not. */
   apply(policy: ResolvedPolicy, st: StateFields, o: number, cost: number): void;
   /**
@@ -92,7 +103,8 @@ export interface Algorithm {
  * `cost`, `refund` sees `cost`, `since` and `now`, and `idle` sees `now`. `rebase` sees the limits it
  * converts to as the others do, and those it converts from as `wasLimit` and `was` (the capacity), with
  * `ends` and `before`. `wait` and `restart` run only for `exponentialBackoff` and
- * `continueExceeding`, on the held path.
+ * `continueExceeding`, on the held path; `within` (an expression that sees `cost` and `maxWait`) only for
+ * a consume that may wait, on the held path.
  */
 export interface AlgorithmLua {
   readonly current: string;
@@ -103,4 +115,9 @@ export interface AlgorithmLua {
   readonly idle: string;
   readonly wait: string;
   readonly restart: string;
+  /**
+   * `fitsWithin` as an expression that also sees `maxWait` (ms); only for an algorithm that has
+   * `fitsWithin`. The settle script runs it for a consume that may wait.
+   */
+  readonly within?: string;
 }

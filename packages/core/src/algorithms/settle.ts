@@ -8,7 +8,7 @@
 import type { BanRule } from '../model/ban.js';
 import type { ResolvedPolicy } from '../model/policy.js';
 import type { BucketMode } from '../model/store.js';
-import type { StateFields } from './algorithm.js';
+import type { Algorithm, StateFields } from './algorithm.js';
 import {
   admittedBackoff,
   BACKOFF_FIELDS,
@@ -55,6 +55,11 @@ export function stateFieldCount(policies: readonly ResolvedPolicy[], rule: BanRu
  * - `refund`: give back to every policy what is left at `nowMs` of a charge of `cost` made at `sinceMs`
  *   (`nowMs` when not given: the whole cost);
  * - `penalty`: charge `cost` to every policy whether it fits or not (a client can owe).
+ *
+ * A `consume` with `maxWaitMs` above 0 may wait: it fits when every policy can be charged now and be
+ * covered within `maxWaitMs` (each algorithm's `fitsWithin`; a policy whose algorithm cannot owe never
+ * fits), and is then charged into debt. The caller's turn is when the last policy's debt is repaid
+ * (`turnMs`).
  */
 export function settlePolicies(
   policies: readonly ResolvedPolicy[],
@@ -65,15 +70,20 @@ export function settlePolicies(
   nowMs: number,
   rule?: BanRule,
   sinceMs: number = nowMs,
+  maxWaitMs = 0,
 ): Settled {
   const count = policies.length;
+  const waits = maxWaitMs > 0 && mode === 'consume';
   let fits = true;
   let o = 0;
   for (let i = 0; i < count; i++) {
     const policy = policies[i] as ResolvedPolicy;
     const algorithm = ALGORITHMS[policy.algorithm];
     algorithm.current(policy, st, o, stored, nowMs);
-    if (fits && !algorithm.fits(policy, st, o, cost, nowMs)) fits = false;
+    if (fits)
+      fits = waits
+        ? fitsWithin(algorithm, policy, st, o, cost, maxWaitMs)
+        : algorithm.fits(policy, st, o, cost, nowMs);
     o += algorithm.fields;
   }
   const checks = mode === 'consume' || mode === 'peek';
@@ -133,6 +143,32 @@ export function settlePolicies(
     backoffUntilMs: backoff ? backoffUntil(st, b) : 0,
     keepMs: Math.max(0, idleMs),
   };
+}
+
+/** Whether `cost` fits the policy's state at `o` within `maxWaitMs`; never for an algorithm that cannot owe. */
+function fitsWithin(
+  algorithm: Algorithm,
+  policy: ResolvedPolicy,
+  st: StateFields,
+  o: number,
+  cost: number,
+  maxWaitMs: number,
+): boolean {
+  return algorithm.fitsWithin?.(policy, st, o, cost, maxWaitMs) ?? false;
+}
+
+/**
+ * Ms from when the states were brought to until every policy's debt is repaid: the turn of the caller
+ * whose waiting consume made the last charge. 0 when no policy owes.
+ */
+export function turnMs(policies: readonly ResolvedPolicy[], states: readonly (readonly number[])[]): number {
+  let waitMs = 0;
+  for (let i = 0; i < policies.length; i++) {
+    const policy = policies[i] as ResolvedPolicy;
+    const owed = ALGORITHMS[policy.algorithm].owedMs?.(policy, states[i] as readonly number[], 0) ?? 0;
+    if (owed > waitMs) waitMs = owed;
+  }
+  return waitMs;
 }
 
 /**

@@ -4,7 +4,7 @@ import { TollgateArgumentError } from '../support/argument-error.js';
 import { rejectUnknownNames } from '../support/unknown-names.js';
 
 /** The options of `consume`; `peek` and `reserve` take some of them. */
-export const CONSUME_OPTIONS: readonly string[] = ['cost', 'onStoreError', 'dryRun'];
+export const CONSUME_OPTIONS: readonly string[] = ['cost', 'onStoreError', 'dryRun', 'maxWait', 'signal'];
 /** The options of `peek`. */
 export const PEEK_OPTIONS: readonly string[] = ['cost', 'onStoreError'];
 /** The options of `reserve`, which is given its cost. */
@@ -18,7 +18,7 @@ export const REFUND_OPTIONS: readonly string[] = ['degraded', 'chargedAtMs'];
  * cannot see. A loop over the object's own names, so a check of `{ cost }` costs no allocation.
  *
  * @example
- * checkCallOptions({ cost: 2, maxWait: 3000 }, CONSUME_OPTIONS, 'consume'); // throws: unknown option 'maxWait'
+ * checkCallOptions({ cost: 2, maxWait: 3000 }, PEEK_OPTIONS, 'peek'); // throws: unknown option 'maxWait'
  */
 export function checkCallOptions(options: unknown, known: readonly string[], method: string): void {
   if (typeof options !== 'object' || options === null) {

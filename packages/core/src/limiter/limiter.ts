@@ -2,6 +2,7 @@
 
 import { decide } from '../algorithms/decide.js';
 import { resolvePolicies } from '../algorithms/policies.js';
+import { turnMs } from '../algorithms/settle.js';
 import { LimiterEvents } from '../diagnostics/publish.js';
 import type { BanRule } from '../model/ban.js';
 import type { Decision } from '../model/decision.js';
@@ -40,6 +41,16 @@ import {
 } from './overrides.js';
 import { maxExtraTokensOf, type Reservation, reservationOf } from './reservation.js';
 import { slicedChecks } from './sliced-checks.js';
+import {
+  DEFAULT_MAX_WAITERS,
+  maxWaitMsOf,
+  type Sleep,
+  signalOf,
+  sleepOf,
+  sleepUnlessAborted,
+  Waiters,
+  whyNoWait,
+} from './waits.js';
 
 /**
  * What a check does when the store fails (down, silent past `timeout`, erroring):
@@ -126,6 +137,20 @@ export interface LimiterOptions {
    * await limiter.setOverride('key:acme', 1000, { ttl: '30d' });
    */
   overrides?: boolean;
+  /**
+   * The most calls given `maxWait` that may wait for their turn at once, in this process. Past it, a
+   * call does not wait: it is admitted if the tokens are there now, else refused at once. Bounds the
+   * memory waiters hold (a timer and a promise each). A positive whole number. Default: `1000`.
+   */
+  maxWaiters?: number;
+  /**
+   * How a call given `maxWait` sleeps until its turn. Inject one in tests, with the store's `clock`, to
+   * move waits without real time passing. Default: a timer.
+   *
+   * @example
+   * createLimiter({ policies, store: new MemoryStore({ clock }), sleep: (ms) => manualTimers.sleep(ms) });
+   */
+  sleep?: Sleep;
 }
 
 /** A limiter's ban: see {@link LimiterOptions.ban}. */
@@ -148,6 +173,27 @@ export interface ConsumeOptions {
    * published on `tollgate:decision` as `'dry-run-limited'` instead of `'limited'`. Default: `false`.
    */
   dryRun?: boolean;
+  /**
+   * How long the caller will wait for its turn: ms or a string such as `'5s'`, at most 2^31 − 1 ms. If
+   * the tokens are there, the call is admitted at once; if every policy will have them within `maxWait`,
+   * the store hands out a turn in the same atomic step (charging into the bucket's debt) and the call
+   * resolves, admitted, when it comes (`decision.waitedMs` says how long that was); else it is refused
+   * at once, `retryAfterMs` saying the wait it would have needed. Waiters on one key, in every process,
+   * are served in the order the store saw them, and the rate admitted never exceeds the policies'.
+   * Needs token-bucket policies without slices (else the call rejects with a `TollgateArgumentError`). When the
+   * store fails, the insurance limiter decides at once, without waiting. Past the limiter's
+   * `maxWaiters`, the call does not wait. Default: `0` (no wait).
+   *
+   * @example
+   * const decision = await limiter.consume('partner-api', { maxWait: '10s', signal: request.signal });
+   */
+  maxWait?: Duration;
+  /**
+   * Aborts the call: before it is decided, or while it waits for its turn. The turn is given back (a
+   * refund of its charge, which later waiters can use) and the call rejects with the signal's reason.
+   * An abort after the call resolved changes nothing. Default: none.
+   */
+  signal?: AbortSignal;
 }
 
 /** Options of {@link Limiter.reserve}: those of a check, but for the cost, which `reserve` is given. */
@@ -320,6 +366,13 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
     : Math.min(...policies.map((p) => p.capacity));
   const maxExtraTokens = maxExtraTokensOf(policies);
   const events = new LimiterEvents(namespace);
+  const noWait = whyNoWait(policies);
+  const waiters = new Waiters(
+    options.maxWaiters === undefined
+      ? DEFAULT_MAX_WAITERS
+      : positiveWholeNumber(options.maxWaiters, 'maxWaiters'),
+  );
+  const sleep = sleepOf(options.sleep);
 
   async function run(
     key: string,
@@ -328,11 +381,14 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
     fallback: OnStoreError,
     dryRunOption?: boolean,
     chargedAtMs?: number,
+    maxWaitMs = 0,
   ): Promise<Decision> {
     const cost = costOf(requestedCost);
     const dryRun = dryRunOf(dryRunOption);
     const owner = bucketOwner(namespace, key);
-    const isCheck = mode === 'consume' || mode === 'peek';
+    // A check that may wait neither reads nor fills the deny cache: a denial cached for a plain check
+    // does not say whether a turn within maxWait is left.
+    const isCheck = (mode === 'consume' || mode === 'peek') && maxWaitMs === 0;
     if (denyCache !== undefined && isCheck) {
       const cached = denyCache.check(owner, cost);
       if (cached !== undefined) {
@@ -355,14 +411,18 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
         ban,
         overrides,
         chargedAtMs,
+        maxWaitMs,
       };
-      if (memoryStore !== undefined) {
+      if (memoryStore !== undefined && maxWaitMs === 0) {
         decision = memoryStore[decideAtOnce](request);
       } else {
         const result = await (watch === undefined || timeoutMs === undefined
           ? store.update(request)
           : watch.watch(store.update(request), timeoutMs));
         decision = decide(result.policies ?? policies, result, cost);
+        if (maxWaitMs > 0 && decision.allowed) {
+          decision = { ...decision, waitedMs: turnMs(result.policies ?? policies, result.states) };
+        }
         if (denyCache !== undefined) {
           if (isCheck) denyCache.record(owner, result, decision, askedAtMs);
           else denyCache.forget(owner); // the levels moved outside a check: what was cached no longer holds
@@ -466,6 +526,70 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
     return overrideOf(stored);
   }
 
+  /**
+   * `consume` given `maxWait` or `signal`: the store hands out a turn (or refuses) in one step, then the
+   * call sleeps until its turn; an abort gives the turn back and rejects with the signal's reason.
+   */
+  async function consumeWaiting(
+    key: string,
+    cost: number | undefined,
+    fallback: OnStoreError,
+    dryRun: boolean | undefined,
+    maxWait: unknown,
+    givenSignal: unknown,
+  ): Promise<Decision> {
+    const maxWaitMs = maxWaitMsOf(maxWait);
+    const signal = signalOf(givenSignal);
+    if (maxWaitMs > 0 && noWait !== undefined) throw new TollgateArgumentError(noWait);
+    signal?.throwIfAborted();
+    if (maxWaitMs === 0 || !waiters.enter()) {
+      const decision = await check(key, cost, fallback, dryRun);
+      return signal?.aborted ? givenBack(key, decision, signal) : decision;
+    }
+    try {
+      const decision = await run(key, cost, 'consume', fallback, dryRun, undefined, maxWaitMs);
+      const waitMs = decision.waitedMs ?? 0;
+      if (signal?.aborted) return await givenBack(key, decision, signal);
+      if (waitMs > 0) {
+        try {
+          await sleepUnlessAborted(waitMs, signal, sleep);
+        } catch (reason) {
+          return await givenBack(key, decision, signal as AbortSignal, reason);
+        }
+      }
+      return decision;
+    } finally {
+      waiters.leave();
+    }
+  }
+
+  /**
+   * Gives back what an aborted call was charged, where it was charged, and rejects with the abort's
+   * reason. A lone policy's turn is given back whole until it comes (the debt ahead of it is what
+   * refills meanwhile); with several, each policy gets back its charge less what refilled since the
+   * decision, as a refund with `chargedAtMs` does. A failed refund leaves the turn taken.
+   */
+  async function givenBack(
+    key: string,
+    decision: Decision,
+    signal: AbortSignal,
+    reason: unknown = signal.reason,
+  ): Promise<never> {
+    if (decision.allowed) {
+      const turnAtMs = decision.decidedAtMs + (policies.length === 1 ? (decision.waitedMs ?? 0) : 0);
+      try {
+        if (decision.degraded) {
+          await insurance.decide(bucketOwner(namespace, key), decision.cost, 'refund', turnAtMs);
+        } else {
+          await run(key, decision.cost, 'refund', 'throw', undefined, turnAtMs);
+        }
+      } catch {
+        // The caller asked to stop: its abort is the answer, whatever became of the refund.
+      }
+    }
+    throw reason;
+  }
+
   function answeredInProcess(owner: string, decision: Decision, dryRun: boolean): void {
     events.denyCacheHit(owner, decision);
     events.decided(owner, decision, dryRun, Number.NaN);
@@ -481,8 +605,20 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
       } catch (error) {
         return Promise.reject(error); // a bad call rejects, as a bad cost does
       }
-      if (readsOwnFieldsOnly(opts)) {
+      if (readsOwnFieldsOnly(opts) && opts.maxWait === undefined && opts.signal === undefined) {
         return check(key, opts.cost, opts.onStoreError ?? onStoreError, opts.dryRun);
+      }
+      const maxWait = ownField(opts, 'maxWait');
+      const signal = ownField(opts, 'signal');
+      if (maxWait !== undefined || signal !== undefined) {
+        return consumeWaiting(
+          key,
+          ownField(opts, 'cost'),
+          ownField(opts, 'onStoreError') ?? onStoreError,
+          ownField(opts, 'dryRun'),
+          maxWait,
+          signal,
+        );
       }
       return check(
         key,
@@ -593,7 +729,9 @@ function readsOwnFieldsOnly(options: unknown): boolean {
     Object.getPrototypeOf(options) === Object.prototype &&
     !('cost' in Object.prototype) &&
     !('onStoreError' in Object.prototype) &&
-    !('dryRun' in Object.prototype)
+    !('dryRun' in Object.prototype) &&
+    !('maxWait' in Object.prototype) &&
+    !('signal' in Object.prototype)
   );
 }
 

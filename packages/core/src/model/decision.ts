@@ -76,4 +76,9 @@ export interface Decision {
    * {@link PolicyDecision.nearLimit}); a refused request is never near.
    */
   readonly nearLimit: boolean;
+  /**
+   * For a `consume` given `maxWait` and admitted by the store: ms from `decidedAtMs` until the caller's
+   * turn, which the call waited for before it resolved (0: the tokens were there). Absent otherwise.
+   */
+  readonly waitedMs?: number;
 }

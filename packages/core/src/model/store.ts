@@ -33,6 +33,13 @@ export interface BucketRequest {
    */
   readonly chargedAtMs?: number | undefined;
   /**
+   * For a `consume`: how long the caller will wait for its turn, in ms. Above 0, a cost that does not
+   * fit now is still charged if every policy can cover it within this long, going into debt (token
+   * buckets only: a policy that cannot owe refuses it); the caller's turn is when the debt is repaid.
+   * Absent or 0: only a cost that fits now is charged.
+   */
+  readonly maxWaitMs?: number | undefined;
+  /**
    * The limiter's ban, if it has one: `after` refusals in a row ban the client for `durationMs`; and its
    * `exponentialBackoff` and `continueExceeding`, decided with the policies (see `BanRule`). Stable
    * per limiter, like `policies`.

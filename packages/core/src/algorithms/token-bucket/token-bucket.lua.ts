@@ -37,6 +37,9 @@ export const TOKEN_BUCKET_LUA: AlgorithmLua = {
     -- The refused cost is charged as debt, down to one full bucket owed: a client that keeps knocking
     -- keeps owing, and one that stops is whole again within (capacity + cost) of refill.
     if cost * window <= capacity then st[o] = max(-capacity, st[o] - cost * window) end`,
+  within: `
+    cost * window <= capacity and cost * window - st[o] <= maxWait * limit
+      and st[o] - cost * window >= capacity - 9007199254740991`,
   idle: `
     st[o] >= capacity and 0 or st[o + 1] - now + ceil((capacity - st[o]) / limit)`,
 };

@@ -31,6 +31,23 @@ export const tokenBucket: Algorithm = {
     return (st[o] as number) >= cost * policy.windowMs;
   },
 
+  fitsWithin(policy, st, o, cost, maxWaitMs) {
+    const costUnits = cost * policy.windowMs;
+    const level = st[o] as number;
+    // Owed no deeper than `maxWaitMs` of refill repays, and no deeper than `apply` can count: a charge
+    // that `apply` would cut short would admit what it did not count.
+    return (
+      costUnits <= policy.capacityUnits &&
+      costUnits - level <= maxWaitMs * policy.limit &&
+      level - costUnits >= policy.capacityUnits - Number.MAX_SAFE_INTEGER
+    );
+  },
+
+  owedMs(policy, st, o) {
+    const level = st[o] as number;
+    return level < 0 ? Math.ceil(-level / policy.limit) : 0;
+  },
+
   apply(policy, st, o, cost) {
     // A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
     st[o] = Math.max(

@@ -180,7 +180,7 @@ export class MemoryStore implements Store {
    * of the override it was decided by (`undefined`: none was in force).
    */
   #settle(
-    { key, policies: own, cost, mode, ban, overrides, chargedAtMs }: BucketRequest,
+    { key, policies: own, cost, mode, ban, overrides, chargedAtMs, maxWaitMs }: BucketRequest,
     nowMs: number,
   ): Settled {
     const table = this.#table(own, ban);
@@ -196,7 +196,17 @@ export class MemoryStore implements Store {
     if (stored && record !== undefined && override === undefined) {
       rebasePolicies(record.policies, own, work, record.expiresAtMs, record.expiresAtMs);
     }
-    const settled = settlePolicies(policies, work, stored, cost, mode, nowMs, ban, chargedAtMs ?? nowMs);
+    const settled = settlePolicies(
+      policies,
+      work,
+      stored,
+      cost,
+      mode,
+      nowMs,
+      ban,
+      chargedAtMs ?? nowMs,
+      maxWaitMs,
+    );
     let { keepMs } = settled;
     if (override !== undefined && keepMs !== undefined) {
       // Kept, too, until the policies' own limits would have refilled it once the override is over.

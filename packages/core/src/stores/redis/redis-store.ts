@@ -41,6 +41,7 @@ import {
   overrideReplyOf,
   REFUSED,
   refusalOf,
+  type ScriptCheck,
   storedOverrideOf,
 } from './script/wire.js';
 import { type ScriptAnswer, ScriptBatcher } from './script-batcher.js';
@@ -128,11 +129,14 @@ export class RedisStore implements Store {
 
   /** {@inheritDoc Store.update} */
   async update(request: BucketRequest): Promise<BucketResult> {
-    const { key, policies, cost, mode, timeoutMs, ban, chargedAtMs } = request;
+    const { key, policies, cost, timeoutMs, ban, chargedAtMs, maxWaitMs = 0 } = request;
     const storeKey = this.#keyOf(key, policies, ban);
     const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
     const overrides = request.overrides === true;
-    const sinceArg = chargedAtMs === undefined ? '' : String(chargedAtMs);
+    // A consume that may wait is sent as a 'wait', its most ms in the place of a refund's time.
+    const waits = request.mode === 'consume' && maxWaitMs > 0;
+    const mode: ScriptCheck['mode'] = waits ? 'wait' : request.mode;
+    const sinceArg = waits ? String(maxWaitMs) : chargedAtMs === undefined ? '' : String(chargedAtMs);
     const check = { key: storeKey, policies, ban, overrides, nowArg, cost, mode, sinceArg, timeoutMs };
     const starting = this.#admit(timeoutMs);
     if (starting !== undefined) await starting;

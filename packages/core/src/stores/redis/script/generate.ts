@@ -167,6 +167,8 @@ ${settleAlone()}
 --   err      why Redis refused the GET (and nothing else)
 -- The held keys are written at the end of the script.
 local held
+-- waiting: whether some shape is a consume that may wait (mode 'wait').
+local waiting = false
 local function heldPath()
 held = {}
 ${operation('current', 'st, o, stored, now')}${operation('fits', 'st, o, cost, now')}${rebaseFunction()}${operation('apply', 'st, o, cost')}${operation('refund', 'st, o, cost, since, now')}${operation('idle', 'st, o, now')}${BAN_LUA}
@@ -184,7 +186,7 @@ return restart, wait
 end
 local restart, wait
 if penalized then restart, wait = penaltySteps() end
-
+${withinFunction()}
 -- The answer of a check: applied, the first \`last\` state fields (the policies'), when its ban ends (nil:
 -- its set has no ban), until when its backoff holds the client back (nil: its set has none), and the
 -- override it was decided by (0: none; nil: its set reads none).
@@ -262,7 +264,7 @@ local st = {}
 local function settle(key, set, now, cost, mode, since)
   local h = hold(key)
   if h.err then return refused(h.err) end
-  if set.one then return settleOne(h, set, now, cost, mode, since) end
+  if set.one and mode ~= 'wait' then return settleOne(h, set, now, cost, mode, since) end
   -- own: the set as the limiter sent it; set: as the key's override in force (ov) makes it; ended: the
   -- key's override that has ended, kept so that what was written under it is read in its terms.
   local own, ov, ended = set, false, false
@@ -271,6 +273,10 @@ local function settle(key, set, now, cost, mode, since)
     if inForce(ov, now) then set = ov.set else ended, ov = ov, false end
   end
   local override = own.overridable and (ov and ov.raw or 0)
+  -- A consume that may wait (its since is the most ms it waits) fits when every policy can cover it
+  -- within that long; from there on it is a consume.
+  local maxWait = mode == 'wait' and since
+  if maxWait then mode = 'consume' end
   -- st: every policy's state fields, then the ban's, then the backoff's, brought to now; fitting: whether
   -- cost fits.
   local stored, fitting, o = h.stored, true, 1
@@ -286,7 +292,13 @@ local function settle(key, set, now, cost, mode, since)
   for i = 1, #set, 5 do
     local code, limit, window, capacity = set[i], set[i + 2], set[i + 3], set[i + 4]
     current(code, limit, window, capacity, st, o, stored, now)
-    if fitting and not fits(code, limit, window, capacity, st, o, cost, now) then fitting = false end
+    if fitting then
+      if maxWait then
+        fitting = within(code, limit, window, capacity, st, o, cost, maxWait)
+      elseif not fits(code, limit, window, capacity, st, o, cost, now) then
+        fitting = false
+      end
+    end
     o = o + set[i + 1]
   end
   local last, ban, backoff = o - 1, set.ban, set.backoff
@@ -353,13 +365,16 @@ return settle
 end
 
 -- shapes[k] = { set, now, whether its deadline has passed, cost, mode, since (when a refund's tokens
--- were charged; now for none) }; its now is answered first.
+-- were charged, now for none; for a wait, the most ms it waits), whether it waits }; its now is answered
+-- first.
 local shapes, K = {}, argv[a] + 0
 for k = 1, K do
   local now, deadline, since = argv[a + 2], argv[a + 3], argv[a + 6]
   if now == '' then now = clock() else now = now + 0 end
+  local mode = argv[a + 5]
   shapes[k] = { sets[argv[a + 1] + 0], now, deadline ~= '' and now > deadline + 0,
-    argv[a + 4] + 0, argv[a + 5], since == '' and now or since + 0 }
+    argv[a + 4] + 0, mode, since == '' and now or since + 0, mode == 'wait' }
+  if mode == 'wait' then waiting = true end
   answers[k] = now
   a = a + 6
 end
@@ -384,9 +399,9 @@ for c = 1, #KEYS do
   if shape[3] then
     n = n + 1
     answers[n] = -1
-  elseif set.one and (not once or once[key]) then
+  elseif set.one and not shape[7] and (not once or once[key]) then
     settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])
-  elseif set.lone and (not once or once[key]) and not overrideOf(key, set) then
+  elseif set.lone and not shape[7] and (not once or once[key]) and not overrideOf(key, set) then
     -- No override, in force or ended: the fast path decides, and the answer says so (0) unless Redis
     -- refused.
     settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])
@@ -457,8 +472,32 @@ end
 `;
 }
 
+/**
+ * `within`: each algorithm's `within` (for those that can owe) as one Lua function, made only in a call
+ * that has a consume that may wait; an algorithm that cannot owe never fits a wait.
+ */
+function withinFunction(): string {
+  const branches = [...ALGORITHM_LUA]
+    .filter(([, lua]) => lua.within !== undefined)
+    .map(
+      ([{ code }, lua], i) =>
+        `${i === 0 ? 'if' : 'elseif'} code == ${code} then\n      return ${lua.within?.trim()}\n    `,
+    );
+  return `
+-- within: whether cost fits within maxWait ms of refill, charged into debt (a consume that may wait);
+-- made only when some check may wait.
+local within
+if waiting then
+  within = function(code, limit, window, capacity, st, o, cost, maxWait)
+    ${branches.join('')}end
+    return false
+  end
+end
+`;
+}
+
 /** One of the algorithms' steps as one Lua function, branching on the algorithm's code. */
-function operation(name: keyof AlgorithmLua, params: string): string {
+function operation(name: Exclude<keyof AlgorithmLua, 'within'>, params: string): string {
   const returns = name === 'fits' || name === 'idle' ? 'return ' : ''; // their bodies are expressions
   // \`wait\`'s bodies return themselves, and Lua allows no statement after a return: each branch's own.
   const branches = [...ALGORITHM_LUA].map(

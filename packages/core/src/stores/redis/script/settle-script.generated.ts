@@ -305,6 +305,8 @@ end
 --   err      why Redis refused the GET (and nothing else)
 -- The held keys are written at the end of the script.
 local held
+-- waiting: whether some shape is a consume that may wait (mode 'wait').
+local waiting = false
 local function heldPath()
   held = {}
 
@@ -489,6 +491,19 @@ local function heldPath()
   end
   local restart, wait
   if penalized then restart, wait = penaltySteps() end
+
+  -- within: whether cost fits within maxWait ms of refill, charged into debt (a consume that may wait);
+  -- made only when some check may wait.
+  local within
+  if waiting then
+    within = function(code, limit, window, capacity, st, o, cost, maxWait)
+      if code == 1 then
+        return cost * window <= capacity and cost * window - st[o] <= maxWait * limit
+          and st[o] - cost * window >= capacity - 9007199254740991
+      end
+      return false
+    end
+  end
 
   -- The answer of a check: applied, the first \`last\` state fields (the policies'), when its ban ends (nil:
   -- its set has no ban), until when its backoff holds the client back (nil: its set has none), and the
@@ -677,7 +692,7 @@ local function heldPath()
   local function settle(key, set, now, cost, mode, since)
     local h = hold(key)
     if h.err then return refused(h.err) end
-    if set.one then return settleOne(h, set, now, cost, mode, since) end
+    if set.one and mode ~= 'wait' then return settleOne(h, set, now, cost, mode, since) end
     -- own: the set as the limiter sent it; set: as the key's override in force (ov) makes it; ended: the
     -- key's override that has ended, kept so that what was written under it is read in its terms.
     local own, ov, ended = set, false, false
@@ -686,6 +701,10 @@ local function heldPath()
       if inForce(ov, now) then set = ov.set else ended, ov = ov, false end
     end
     local override = own.overridable and (ov and ov.raw or 0)
+    -- A consume that may wait (its since is the most ms it waits) fits when every policy can cover it
+    -- within that long; from there on it is a consume.
+    local maxWait = mode == 'wait' and since
+    if maxWait then mode = 'consume' end
     -- st: every policy's state fields, then the ban's, then the backoff's, brought to now; fitting: whether
     -- cost fits.
     local stored, fitting, o = h.stored, true, 1
@@ -701,7 +720,13 @@ local function heldPath()
     for i = 1, #set, 5 do
       local code, limit, window, capacity = set[i], set[i + 2], set[i + 3], set[i + 4]
       current(code, limit, window, capacity, st, o, stored, now)
-      if fitting and not fits(code, limit, window, capacity, st, o, cost, now) then fitting = false end
+      if fitting then
+        if maxWait then
+          fitting = within(code, limit, window, capacity, st, o, cost, maxWait)
+        elseif not fits(code, limit, window, capacity, st, o, cost, now) then
+          fitting = false
+        end
+      end
       o = o + set[i + 1]
     end
     local last, ban, backoff = o - 1, set.ban, set.backoff
@@ -768,13 +793,16 @@ local function heldPath()
 end
 
 -- shapes[k] = { set, now, whether its deadline has passed, cost, mode, since (when a refund's tokens
--- were charged; now for none) }; its now is answered first.
+-- were charged, now for none; for a wait, the most ms it waits), whether it waits }; its now is answered
+-- first.
 local shapes, K = {}, argv[a] + 0
 for k = 1, K do
   local now, deadline, since = argv[a + 2], argv[a + 3], argv[a + 6]
   if now == '' then now = clock() else now = now + 0 end
+  local mode = argv[a + 5]
   shapes[k] = { sets[argv[a + 1] + 0], now, deadline ~= '' and now > deadline + 0,
-    argv[a + 4] + 0, argv[a + 5], since == '' and now or since + 0 }
+    argv[a + 4] + 0, mode, since == '' and now or since + 0, mode == 'wait' }
+  if mode == 'wait' then waiting = true end
   answers[k] = now
   a = a + 6
 end
@@ -799,9 +827,9 @@ for c = 1, #KEYS do
   if shape[3] then
     n = n + 1
     answers[n] = -1
-  elseif set.one and (not once or once[key]) then
+  elseif set.one and not shape[7] and (not once or once[key]) then
     settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])
-  elseif set.lone and (not once or once[key]) and not overrideOf(key, set) then
+  elseif set.lone and not shape[7] and (not once or once[key]) and not overrideOf(key, set) then
     -- No override, in force or ended: the fast path decides, and the answer says so (0) unless Redis
     -- refused.
     settleAlone(key, set, shape[2], shape[4], shape[5], shape[6])

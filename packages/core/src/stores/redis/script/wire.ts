@@ -21,9 +21,12 @@
  *     now       ms, or '' to read the Redis server's own clock (one timeline for all app servers)
  *     deadline  ms by that clock, or '' for none: a check that runs later (the client gave up on it and
  *               decided without the store) changes nothing and answers -1
- *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund' or 'penalty'
+ *     cost      tokens, > 0;  mode  'consume', 'peek', 'refund', 'penalty' or 'wait'
  *     since     for a refund, when the tokens it gives back were charged (ms by the script's clock), so
- *               that it gives back no more than that charge still holds; '' for now (the whole cost)
+ *               that it gives back no more than that charge still holds; '' for now (the whole cost);
+ *               for a wait, the most ms the caller waits
+ *     'wait'    a consume that may wait (`BucketRequest.maxWaitMs`): charged, into debt, when every
+ *               policy can cover the cost within `since` ms (the held path; answered as a consume)
  *   per check c, in KEYS order: its shape (1-based); none when K is 1 (every check is of that shape)
  *
  * Returns one flat array (a table per check would cost Redis about a tenth of the check): each shape's
@@ -108,8 +111,12 @@ export interface ScriptCheck {
   /** The store's clock, or `''` for the server's. */
   readonly nowArg: string;
   readonly cost: number;
-  readonly mode: BucketMode;
-  /** For a refund, when the tokens it gives back were charged (ms by the script's clock), or `''`. */
+  /** The request's mode, or `'wait'` for a consume that may wait. */
+  readonly mode: BucketMode | 'wait';
+  /**
+   * For a refund, when the tokens it gives back were charged (ms by the script's clock), or `''`; for a
+   * wait, the most ms it waits.
+   */
   readonly sinceArg: string;
   readonly timeoutMs: number | undefined;
 }

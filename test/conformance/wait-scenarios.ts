@@ -1,7 +1,7 @@
 /**
- * Bounded waits (`consume` with `maxWait`), run unchanged against every store: turns handed out in the
- * order the store saw them, refused at once past `maxWait`, given back on abort, the longest of several
- * policies, many waiters on one key in one batch, and a key's override. Each builds its limiter on the
+ * Bounded waits (`consume` with `maxWait`, and `schedule`), run unchanged against every store: turns
+ * handed out in the order the store saw them, refused at once past `maxWait`, given back on abort, the
+ * longest of several policies, many waiters on one key in one batch, and a key's override. Each builds its limiter on the
  * fixture's store with a sleep the scenario ends itself, so no real time passes.
  */
 import { createLimiter, type Decision, type Limiter, type Policy } from '@tollgate/core';
@@ -130,6 +130,25 @@ export const waitScenarios: Scenario[] = [
       for (const refused of decisions.filter((d) => !d.allowed)) {
         expect(refused.retryAfterMs).toBeGreaterThan(300);
       }
+    },
+  },
+  {
+    name: 'schedule: runs its function at its turn, or not at all when no turn comes within maxWait',
+    policies: unused,
+    async run(_limiter, fixture) {
+      const { limiter, sleeps, wakeAll } = waiting(fixture, { limit: 10, window: '1s', burst: 1 });
+      const ran: number[] = [];
+      expect(await limiter.schedule('k', () => ran.push(1))).toBe(1);
+      const second = limiter.schedule('k', () => ran.push(2), { maxWait: 150 });
+      await untilSleeping(sleeps, 1);
+      await expect(limiter.schedule('k', () => ran.push(3), { maxWait: 150 })).rejects.toMatchObject({
+        code: 'TOLLGATE_RATE_LIMITED',
+        decision: { retryAfterMs: 200 },
+      });
+      expect(ran).toEqual([1]);
+      wakeAll();
+      expect(await second).toBe(2);
+      expect(ran).toEqual([1, 2]);
     },
   },
   {

@@ -41,6 +41,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'STORE_ERROR_CHANNEL',
     'StoreUnavailableError',
     'TollgateOptionError',
+    'TurnRefusedError',
     'answersLeftmostForwarded',
     'costExceedsCapacityProblem',
     'concurrencyLifecycle',

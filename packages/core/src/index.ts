@@ -117,10 +117,12 @@ export {
   type OnStoreError,
   type RefundOptions,
   type ReserveOptions,
+  type ScheduleOptions,
   type StoreErrorAction,
 } from './limiter/limiter.js';
 export type { LimitOverride, Override, OverrideOptions, PolicyOverride } from './limiter/overrides.js';
 export type { Reservation } from './limiter/reservation.js';
+export { TurnRefusedError } from './limiter/turn-refused-error.js';
 export type { Sleep } from './limiter/waits.js';
 export type { Decision, DecisionReason, PolicyDecision } from './model/decision.js';
 export type {

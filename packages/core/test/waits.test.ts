@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createLimiter, type LimiterOptions } from '../src/limiter/limiter.js';
+import { TurnRefusedError } from '../src/limiter/turn-refused-error.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
 
 /** A clock that moves when told, and a sleep that ends when the test says so. */
@@ -213,6 +214,70 @@ describe('maxWait, signal and maxWaiters are checked', () => {
   it('rejects a sleep that is not a function at construction', () => {
     expect(() => createLimiter({ policies: { limit: 1, window: '1s' }, sleep: 5 as never })).toThrow(
       /sleep must be a function/,
+    );
+  });
+});
+
+describe('schedule', () => {
+  it('runs the function at its turn, and resolves with what it returns', async () => {
+    const { limiter, time } = limiterWith({ policies: { limit: 10, window: '1s', burst: 1 } });
+    const ran: string[] = [];
+    expect(await limiter.schedule('k', () => ran.push('first') && 'one')).toBe('one');
+    const second = limiter.schedule('k', async () => {
+      ran.push('second');
+      return 'two';
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(time.sleeps.map((s) => s.ms)).toEqual([100]);
+    expect(ran).toEqual(['first']); // not before its turn
+    time.sleeps[0]?.wake();
+    expect(await second).toBe('two');
+    expect(ran).toEqual(['first', 'second']);
+  });
+
+  it('rejects with a TurnRefusedError, running nothing, when no turn comes within maxWait', async () => {
+    const { limiter } = limiterWith({ policies: { limit: 10, window: '1s', burst: 1 } });
+    await limiter.consume('k');
+    let ran = false;
+    const refused = limiter.schedule('k', () => (ran = true), { maxWait: 50 });
+    await expect(refused).rejects.toBeInstanceOf(TurnRefusedError);
+    await expect(refused).rejects.toMatchObject({
+      code: 'TOLLGATE_RATE_LIMITED',
+      decision: { allowed: false, retryAfterMs: 100 },
+    });
+    await expect(limiter.schedule('k', () => (ran = true), { cost: 2 })).rejects.toMatchObject({
+      code: 'TOLLGATE_COST_EXCEEDS_CAPACITY',
+    });
+    expect(ran).toBe(false);
+  });
+
+  it('waits 30 s at most by default', async () => {
+    const { limiter, time } = limiterWith({ policies: { limit: 1, window: '30s' } });
+    await limiter.consume('k');
+    const within = limiter.schedule('k', () => 'ran');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(time.sleeps.map((s) => s.ms)).toEqual([30_000]);
+    time.sleeps[0]?.wake();
+    expect(await within).toBe('ran');
+    await expect(limiter.schedule('k', () => 'ran')).rejects.toMatchObject({
+      decision: { retryAfterMs: 60_000 },
+    });
+  });
+
+  it('passes on what the function throws', async () => {
+    const { limiter } = limiterWith({ policies: { limit: 10, window: '1s' } });
+    await expect(
+      limiter.schedule('k', () => {
+        throw new Error('partner down');
+      }),
+    ).rejects.toThrow('partner down');
+  });
+
+  it('checks its function and options', async () => {
+    const { limiter } = limiterWith({ policies: { limit: 10, window: '1s' } });
+    await expect(limiter.schedule('k', 'run' as never)).rejects.toThrow(/schedule needs a function/);
+    await expect(limiter.schedule('k', () => 1, { dryRun: true } as never)).rejects.toThrow(
+      /schedule: unknown option 'dryRun'/,
     );
   });
 });

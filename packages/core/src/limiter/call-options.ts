@@ -9,6 +9,8 @@ export const CONSUME_OPTIONS: readonly string[] = ['cost', 'onStoreError', 'dryR
 export const PEEK_OPTIONS: readonly string[] = ['cost', 'onStoreError'];
 /** The options of `reserve`, which is given its cost. */
 export const RESERVE_OPTIONS: readonly string[] = ['onStoreError', 'dryRun'];
+/** The options of `schedule`. */
+export const SCHEDULE_OPTIONS: readonly string[] = ['cost', 'onStoreError', 'maxWait', 'signal'];
 /** The options of `refund`. */
 export const REFUND_OPTIONS: readonly string[] = ['degraded', 'chargedAtMs'];
 

@@ -28,6 +28,7 @@ import {
   PEEK_OPTIONS,
   REFUND_OPTIONS,
   RESERVE_OPTIONS,
+  SCHEDULE_OPTIONS,
 } from './call-options.js';
 import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
 import { type InsuranceOptions, insuranceFor } from './insurance.js';
@@ -41,8 +42,10 @@ import {
 } from './overrides.js';
 import { maxExtraTokensOf, type Reservation, reservationOf } from './reservation.js';
 import { slicedChecks } from './sliced-checks.js';
+import { TurnRefusedError } from './turn-refused-error.js';
 import {
   DEFAULT_MAX_WAITERS,
+  DEFAULT_SCHEDULE_WAIT,
   maxWaitMsOf,
   type Sleep,
   signalOf,
@@ -196,6 +199,21 @@ export interface ConsumeOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Options of {@link Limiter.schedule}: those of a check but `dryRun` (the function runs only at its
+ * turn), with a `maxWait` of its own by default.
+ */
+export interface ScheduleOptions {
+  /** Tokens the call costs: any positive number. Default: `1`. */
+  cost?: number;
+  /** How long the call may wait for its turn (see {@link ConsumeOptions.maxWait}). Default: `'30s'`. */
+  maxWait?: Duration;
+  /** Aborts the wait; the turn is given back and the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** This call's answer to a store failure, instead of the limiter's `onStoreError`. */
+  onStoreError?: OnStoreError;
+}
+
 /** Options of {@link Limiter.reserve}: those of a check, but for the cost, which `reserve` is given. */
 export type ReserveOptions = Omit<ConsumeOptions, 'cost'>;
 
@@ -231,6 +249,18 @@ export interface Limiter {
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
   /** Answers as `consume` would, charging nothing. */
   peek(key: string, options?: ConsumeOptions): Promise<Decision>;
+  /**
+   * Runs `fn` at its turn and resolves with what it returns: a `consume` with `maxWait` (default 30 s),
+   * then the call. For outbound calls at a partner's limit from a whole fleet (what bottleneck's
+   * `schedule` does in one process): every process's calls on one key share the limit, in the order the
+   * store handed out their turns. Rejects with a `TurnRefusedError` (and runs nothing) when no turn comes
+   * within `maxWait`, and with the signal's reason when aborted first (the turn given back). Needs
+   * token-bucket policies, as `maxWait` does.
+   *
+   * @example
+   * const orders = await limiter.schedule('partner-api', () => fetch(url).then((r) => r.json()), { maxWait: '10s' });
+   */
+  schedule<T>(key: string, fn: () => T | PromiseLike<T>, options?: ScheduleOptions): Promise<T>;
   /**
    * Charges `cost` as `consume` does (to every policy, or to none) and returns a {@link Reservation},
    * to settle once the true cost is known: the difference is then charged (possibly into debt) or
@@ -633,6 +663,22 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
       // A slice that holds the cost answers as its `consume` would; peek never takes one.
       const local = sliced?.peek(key, costOf(cost));
       return local ?? run(key, cost, 'peek', ownField(opts, 'onStoreError') ?? onStoreError);
+    },
+    async schedule(key, fn, opts) {
+      checkCallOptions(opts, SCHEDULE_OPTIONS, 'schedule');
+      if (typeof fn !== 'function') {
+        throw new TollgateArgumentError('schedule needs a function to run at its turn');
+      }
+      const decision = await consumeWaiting(
+        key,
+        ownField(opts, 'cost'),
+        ownField(opts, 'onStoreError') ?? onStoreError,
+        undefined,
+        ownField(opts, 'maxWait') ?? DEFAULT_SCHEDULE_WAIT,
+        ownField(opts, 'signal'),
+      );
+      if (!decision.allowed) throw new TurnRefusedError(decision);
+      return fn();
     },
     async reserve(key, cost, opts) {
       checkCallOptions(opts, RESERVE_OPTIONS, 'reserve');

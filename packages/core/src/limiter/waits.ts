@@ -10,6 +10,9 @@ import { TollgateOptionError } from '../support/option-error.js';
  */
 export const MAX_WAIT_MS = 2_147_483_647;
 
+/** The default `maxWait` of `limiter.schedule`. */
+export const DEFAULT_SCHEDULE_WAIT = '30s';
+
 /** The default of `maxWaiters`: how many calls of one limiter may wait for their turn at once. */
 export const DEFAULT_MAX_WAITERS = 1000;
 

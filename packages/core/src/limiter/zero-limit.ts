@@ -16,9 +16,11 @@ import {
   PEEK_OPTIONS,
   REFUND_OPTIONS,
   RESERVE_OPTIONS,
+  SCHEDULE_OPTIONS,
 } from './call-options.js';
 import type { ConsumeOptions, Limiter } from './limiter.js';
 import { reservationOf } from './reservation.js';
+import { TurnRefusedError } from './turn-refused-error.js';
 
 /**
  * A value of the `limit` option, or of a `limit` function: a positive whole number, or 0 to refuse every
@@ -128,6 +130,11 @@ export function zeroLimiter(
     peek: async (key, options) => {
       checkCallOptions(options, PEEK_OPTIONS, 'peek');
       return refuse(key, options);
+    },
+    // No turn ever comes: the function is never run.
+    schedule: async (key, _fn, options) => {
+      checkCallOptions(options, SCHEDULE_OPTIONS, 'schedule');
+      throw new TurnRefusedError(await consume(key, { cost: ownField(options, 'cost') ?? 1 }));
     },
     // Refused, so charged nothing: its settle and cancel have nothing to do.
     reserve: async (key, cost, options) => {

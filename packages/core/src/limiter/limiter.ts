@@ -196,7 +196,7 @@ export interface ConsumeOptions {
    * refund of its charge, which later waiters can use) and the call rejects with the signal's reason.
    * An abort after the call resolved changes nothing. Default: none.
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -209,7 +209,7 @@ export interface ScheduleOptions {
   /** How long the call may wait for its turn (see {@link ConsumeOptions.maxWait}). Default: `'30s'`. */
   maxWait?: Duration;
   /** Aborts the wait; the turn is given back and the call rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** This call's answer to a store failure, instead of the limiter's `onStoreError`. */
   onStoreError?: OnStoreError;
 }
@@ -245,7 +245,10 @@ export interface Limiter {
    * the same, with each limit and burst divided by `insurance.instances`.
    */
   readonly insurancePolicies: readonly ResolvedPolicy[];
-  /** Charges `cost` to every policy if all have it (then `allowed`), else charges nothing. */
+  /**
+   * Charges `cost` to every policy if all have it (then `allowed`), else charges nothing. With
+   * `maxWait`, a cost that does not fit now may wait for a turn (see {@link ConsumeOptions.maxWait}).
+   */
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
   /** Answers as `consume` would, charging nothing. */
   peek(key: string, options?: ConsumeOptions): Promise<Decision>;

@@ -2,7 +2,9 @@
  * One of several processes waiting on one key: connects to every target, then, for each line `go <n>`
  * on stdin, makes `waiters` calls of `consume` with `maxWait` at once on target n, and prints one line
  * of JSON: each call's answer and when (by this process's clock, ms since the epoch) it was made and it
- * resolved. One process serves several races, so the suite pays for its start once.
+ * resolved. `go <n> aborts`: half the calls at once, every third of them aborted at a random moment
+ * of its wait, and the other half 300 ms later, into the turns given back. One process serves several
+ * races, so the suite pays for its start once.
  * argv: client prefix settingsJson target… (see {@link WaitWorkerSettings})
  */
 import { createLimiter, RedisStore } from '@tollgate/core';
@@ -25,6 +27,8 @@ export interface WaitRecord {
   readonly retryAfterMs: number | undefined;
   readonly calledAtMs: number;
   readonly resolvedAtMs: number;
+  /** The call was aborted (and rejected with the abort's reason). */
+  readonly aborted?: true;
 }
 
 const [client = '', prefix = '', settingsJson = '{}', ...targets] = process.argv.slice(2);
@@ -41,12 +45,31 @@ const limiters = connections.map(({ client: redis }) =>
   }),
 );
 
-async function call(limiter: (typeof limiters)[number]): Promise<WaitRecord> {
+async function call(limiter: (typeof limiters)[number], abortAfterMs?: number): Promise<WaitRecord> {
   const calledAtMs = Date.now();
-  const { allowed, decidedAtMs, waitedMs, retryAfterMs } = await limiter.consume('partner-api', {
-    maxWait: settings.maxWaitMs,
-  });
-  return { allowed, decidedAtMs, waitedMs, retryAfterMs, calledAtMs, resolvedAtMs: Date.now() };
+  const signal = abortAfterMs === undefined ? undefined : AbortSignal.timeout(abortAfterMs);
+  try {
+    const { allowed, decidedAtMs, waitedMs, retryAfterMs } = await limiter.consume('partner-api', {
+      maxWait: settings.maxWaitMs,
+      signal,
+    });
+    return { allowed, decidedAtMs, waitedMs, retryAfterMs, calledAtMs, resolvedAtMs: Date.now() };
+  } catch (error) {
+    if (!signal?.aborted) throw error;
+    const at = { decidedAtMs: 0, waitedMs: undefined, retryAfterMs: undefined };
+    return { allowed: false, ...at, calledAtMs, resolvedAtMs: Date.now(), aborted: true };
+  }
+}
+
+/** Half the calls now, every third aborted within its wait; the other half 300 ms later. */
+async function withAborts(limiter: (typeof limiters)[number]): Promise<WaitRecord[]> {
+  const half = Math.floor(settings.waiters / 2);
+  const first = Array.from({ length: half }, (_, i) =>
+    call(limiter, i % 3 === 0 ? 50 + Math.floor(Math.random() * 700) : undefined),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const second = Array.from({ length: settings.waiters - half }, () => call(limiter));
+  return Promise.all([...first, ...second]);
 }
 
 let input = '';
@@ -55,9 +78,13 @@ process.stdin.setEncoding('utf8').on('data', async (chunk: string) => {
   for (let end = input.indexOf('\n'); end !== -1; end = input.indexOf('\n')) {
     const line = input.slice(0, end);
     input = input.slice(end + 1);
-    const limiter = limiters[Number(line.split(' ')[1])];
+    const [, target, kind] = line.split(' ');
+    const limiter = limiters[Number(target)];
     if (limiter === undefined) continue;
-    const records = await Promise.all(Array.from({ length: settings.waiters }, () => call(limiter)));
+    const records =
+      kind === 'aborts'
+        ? await withAborts(limiter)
+        : await Promise.all(Array.from({ length: settings.waiters }, () => call(limiter)));
     process.stdout.write(`${JSON.stringify(records)}\n`);
   }
 });

@@ -4,6 +4,7 @@
  * turns at most the limit (the first window also the burst), every admitted caller resolved no sooner
  * than its turn and within `maxWait` (with slack for a loaded machine), every other refused at once
  * with a wait longer than `maxWait`, no turn handed out twice, and turns in the order the store decided.
+ * Then the same with aborts: what aborted callers give back never lets a window exceed the limit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -83,9 +84,12 @@ async function startWorker(client: WorkerClient, prefix: string): Promise<Worker
   return { child, next: async () => JSON.parse(await nextLine()) as WaitRecord[] };
 }
 
-/** Lets every worker go at once on target `n` (of {@link TARGETS}), and gathers every call. */
-async function race(n: number): Promise<WaitRecord[]> {
-  for (const { child } of workers) child.stdin?.write(`go ${n}\n`);
+/**
+ * Lets every worker go at once on target `n` (of {@link TARGETS}), and gathers every call; `aborts`:
+ * the wave with aborts (see `wait-worker.ts`).
+ */
+async function race(n: number, kind = ''): Promise<WaitRecord[]> {
+  for (const { child } of workers) child.stdin?.write(`go ${n} ${kind}\n`);
   return (await Promise.all(workers.map((w) => w.next()))).flat();
 }
 
@@ -100,16 +104,19 @@ function perWindow(turnsAtMs: readonly number[]): number[] {
   return Array.from(counts, (count) => count ?? 0);
 }
 
-function checkWaits(records: readonly WaitRecord[]): void {
+function checkWaits(all: readonly WaitRecord[], aborts = false): void {
   const { limit, burst, maxWaitMs, waiters } = SETTINGS;
-  expect(records).toHaveLength(PROCESSES * waiters);
+  expect(all).toHaveLength(PROCESSES * waiters);
+  const records = all.filter((r) => r.aborted !== true);
+  if (aborts) expect(records.length).toBeLessThan(all.length);
   const admitted = records.filter((r) => r.allowed);
   const refused = records.filter((r) => !r.allowed);
   const turnOf = (r: WaitRecord) => r.decidedAtMs + (r.waitedMs ?? 0);
   // 240 callers at once take the bucket and at least 1.5 s of refill; no more than the refill until
   // the last turn; the rest are refused.
   const spanMs = Math.max(...admitted.map(turnOf)) - Math.min(...admitted.map((r) => r.decidedAtMs));
-  expect(admitted.length).toBeGreaterThanOrEqual(burst + (limit * maxWaitMs) / SETTINGS.windowMs);
+  if (!aborts)
+    expect(admitted.length).toBeGreaterThanOrEqual(burst + (limit * maxWaitMs) / SETTINGS.windowMs);
   expect(admitted.length).toBeLessThanOrEqual(burst + Math.floor((limit * spanMs) / SETTINGS.windowMs) + 1);
   expect(refused.length).toBeGreaterThan(0);
 
@@ -149,5 +156,9 @@ describe('bounded waits across 4 processes × 60 callers on one key', () => {
 
   it('on a Redis Cluster: the same', async () => {
     checkWaits(await race(1));
+  }, 60_000);
+
+  it('on one Redis, with a third of the first wave aborted and a second wave taking the turns given back', async () => {
+    checkWaits(await race(0, 'aborts'), true);
   }, 60_000);
 });

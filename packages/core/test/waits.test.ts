@@ -100,8 +100,9 @@ describe('consume with maxWait on the MemoryStore', () => {
     time.advance(40);
     controller.abort(new Error('client hung up'));
     await expect(aborted).rejects.toThrow('client hung up');
-    // Its whole token is back: the next one is due when its turn was, 60 ms from now (not 160).
-    expect(await limiter.peek('k')).toMatchObject({ allowed: false, retryAfterMs: 60 });
+    // Its token less the 40 ms refilled since its decision is back: the next token is due 100 ms from
+    // now, not 160 (behind it).
+    expect(await limiter.peek('k')).toMatchObject({ allowed: false, retryAfterMs: 100 });
   });
 
   it('gives the turn to the next waiter after an abort', async () => {
@@ -115,9 +116,9 @@ describe('consume with maxWait on the MemoryStore', () => {
     await expect(aborted).rejects.toThrow(/abort/i);
     const next = limiter.consume('k', { maxWait: '1s' });
     await new Promise((resolve) => setImmediate(resolve));
-    expect(time.sleeps.map((s) => s.ms)).toEqual([100, 60]);
+    expect(time.sleeps.map((s) => s.ms)).toEqual([100, 100]);
     time.sleeps[1]?.wake();
-    expect(await next).toMatchObject({ allowed: true, waitedMs: 60 });
+    expect(await next).toMatchObject({ allowed: true, waitedMs: 100 });
   });
 
   it('rejects a call whose signal has already aborted, charging nothing', async () => {

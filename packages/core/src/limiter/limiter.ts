@@ -192,9 +192,10 @@ export interface ConsumeOptions {
    */
   maxWait?: Duration;
   /**
-   * Aborts the call: before it is decided, or while it waits for its turn. The turn is given back (a
-   * refund of its charge, which later waiters can use) and the call rejects with the signal's reason.
-   * An abort after the call resolved changes nothing. Default: none.
+   * Aborts the call: before it is decided, or while it waits for its turn. The turn is given back (its
+   * charge less what has refilled since the decision, as a refund with `chargedAtMs` gives it) and the
+   * call rejects with the signal's reason. An abort after the call resolved changes nothing. Default:
+   * none.
    */
   signal?: AbortSignal | undefined;
 }
@@ -598,9 +599,10 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
 
   /**
    * Gives back what an aborted call was charged, where it was charged, and rejects with the abort's
-   * reason. A lone policy's turn is given back whole until it comes (the debt ahead of it is what
-   * refills meanwhile); with several, each policy gets back its charge less what refilled since the
-   * decision, as a refund with `chargedAtMs` does. A failed refund leaves the turn taken.
+   * reason. Bounded as a refund with `chargedAtMs` is: each policy gets back its charge less what has
+   * refilled since the decision. A whole charge could hand out again refill that other aborts ahead of
+   * it had already freed for others (and a full bucket lost), so the rate would no longer be exact. A
+   * failed refund leaves the turn taken.
    */
   async function givenBack(
     key: string,
@@ -609,12 +611,12 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
     reason: unknown = signal.reason,
   ): Promise<never> {
     if (decision.allowed) {
-      const turnAtMs = decision.decidedAtMs + (policies.length === 1 ? (decision.waitedMs ?? 0) : 0);
+      const { cost, decidedAtMs } = decision;
       try {
         if (decision.degraded) {
-          await insurance.decide(bucketOwner(namespace, key), decision.cost, 'refund', turnAtMs);
+          await insurance.decide(bucketOwner(namespace, key), cost, 'refund', decidedAtMs);
         } else {
-          await run(key, decision.cost, 'refund', 'throw', undefined, turnAtMs);
+          await run(key, cost, 'refund', 'throw', undefined, decidedAtMs);
         }
       } catch {
         // The caller asked to stop: its abort is the answer, whatever became of the refund.

@@ -70,7 +70,7 @@ function configMap(reply: unknown): Map<string, string> {
 
 /**
  * Every command Tollgate runs on its keys, with arguments of the shape it sends (`$key` is a key): the
- * settle script's (`script/settle-script.generated.ts`: TIME, GET, SET, DEL), the lease script's
+ * settle script's (`script/scripts.generated.ts`: TIME, GET, SET, DEL), the lease script's
  * (`algorithms/concurrency/concurrency.lua.ts`), and DEL, sent by `reset` too. An ACL user needs them all,
  * and EVALSHA and EVAL, which run the scripts (EVAL after NOSCRIPT, as after a restart or a failover).
  */

@@ -6,7 +6,7 @@
  * is `wire.ts`'s.
  *
  * The store never runs this code: it runs the committed output (`lua/settle.lua`, and the module the
- * store imports, `settle-script.generated.ts`; see `lua-files.ts`), so that what is reviewed is what
+ * store imports, `scripts.generated.ts`; see `lua-files.ts`), so that what is reviewed is what
  * Redis runs. A test fails when they differ; `pnpm --filter @tollgate/core lua:write` rewrites them.
  *
  * Redis runs the script's whole body on every call, and in its Lua each table and closure made costs

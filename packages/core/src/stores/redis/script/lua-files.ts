@@ -1,7 +1,7 @@
 /**
  * Every script the Redis store runs, as the `.lua` file it is committed as (`lua/`, beside this file),
  * exactly as Redis runs it, each indented by its blocks and opening with a map of what it takes, the
- * path it runs and what it answers. The store imports the same text from `settle-script.generated.ts`,
+ * path it runs and what it answers. The store imports the same text from `scripts.generated.ts`,
  * since a package cannot count on reading files at run time (bundlers, Workers). A test fails when the
  * files, the module and the generators differ; `pnpm --filter @tollgate/core lua:write` rewrites both.
  */
@@ -15,7 +15,7 @@ import { policiesCheckLua, singleCheckLua } from './single-check.js';
 /** Where the `.lua` files are committed, from the package root. */
 export const LUA_DIR = 'src/stores/redis/script/lua';
 /** Where the module of the same scripts as strings is committed, from the package root. */
-export const GENERATED_PATH = 'src/stores/redis/script/settle-script.generated.ts';
+export const GENERATED_PATH = 'src/stores/redis/script/scripts.generated.ts';
 /** The command that rewrites both from the generators. */
 export const REGENERATE = 'pnpm --filter @tollgate/core lua:write';
 

@@ -2,7 +2,7 @@
  * The Redis scripts' wire: the scripts the store runs, what it sends them and how it reads their answers.
  * Nothing else knows an ARGV position or a reply's layout.
  *
- * The settle script (`settle-script.generated.ts`, made by `generate.ts`) decides a batch of checks (a
+ * The settle script (`lua/settle.lua`, made by `generate.ts`) decides a batch of checks (a
  * call of one simple check goes to the single-check script instead, `single-check.ts`, which answers
  * as the settle script would):
  *
@@ -64,7 +64,7 @@ import {
   POLICIES_CHECK_LUA,
   SETTLE_LUA,
   SINGLE_CHECK_LUA,
-} from './settle-script.generated.js';
+} from './scripts.generated.js';
 import { readsCapacity } from './single-check.js';
 
 /** The script that settles a batch of checks: the committed text, as reviewed. */

@@ -1,13 +1,23 @@
 /**
- * Vitest for `test/frameworks/nestjs*.test.ts` on Nest 12. Those files, and `@tollgate/nestjs`'s source,
- * sit outside this package: Vite resolves a bare import from the importing file's folder up, which would
+ * Vitest for `test/frameworks/nestjs*.test.ts` on Nest 12, and for `contexts/` (the guard in GraphQL,
+ * WebSocket and microservice handlers, whose Nest packages only this package installs). The first, and
+ * `@tollgate/nestjs`'s source, sit outside this package: Vite resolves a bare import from the importing file's folder up, which would
  * find `test/`'s Nest 11. Each Nest package is therefore aliased to this package's copy; Nest's packages
  * import one another by name from there, so the whole app runs on one Nest 12.
  */
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const NEST_PACKAGES = ['common', 'core', 'platform-express', 'platform-fastify', 'testing'] as const;
+const NEST_PACKAGES = [
+  'common',
+  'core',
+  'platform-express',
+  'platform-fastify',
+  'testing',
+  // What `@tollgate/nestjs` loads when the guard first meets a gateway's or a microservice's message.
+  'websockets',
+  'microservices',
+] as const;
 
 const nest12 = NEST_PACKAGES.map((name) => ({
   // Exactly the package's name: a subpath (`@nestjs/core/package.json`) resolves as usual.
@@ -20,7 +30,8 @@ export default defineConfig({
   test: {
     // This package holds no test file of its own (`test/`'s run would pick it up): it runs these.
     dir: '..',
-    include: ['frameworks/nestjs*.test.ts'],
+    // contexts/: the guard in GraphQL resolvers, gateways and microservices, on Nest 12 only.
+    include: ['frameworks/nestjs*.test.ts', 'nest12/contexts/*.test.ts'],
     globalSetup: ['./global-setup.ts'],
     setupFiles: ['./on-nest12.ts'],
     testTimeout: 30_000,

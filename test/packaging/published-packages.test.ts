@@ -62,6 +62,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'problemDetails',
     'quotaExceededProblem',
     'rateLimitLifecycle',
+    'retryAfterSeconds',
     'stackHeaders',
     'subscribeTollgate',
     'suppliedAddressAccess',
@@ -75,6 +76,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
   koa: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   nestjs: [
     ...KEY_HELPERS,
+    'GraphQLRateLimitError',
     'RateLimit',
     'RateLimitException',
     'SkipRateLimit',

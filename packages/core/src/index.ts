@@ -26,6 +26,7 @@ export {
   type EarlierHeaders,
   type HeaderProfile,
   type ProfiledHeaders,
+  retryAfterSeconds,
   type StackedHeaders,
   stackHeaders,
 } from './http/answer/headers.js';

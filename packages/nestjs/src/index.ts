@@ -1,11 +1,14 @@
 /**
- * `@tollgate/nestjs`: Tollgate as a Nest module (Nest 11, on Express and on Fastify): `TollgateModule`,
- * `TollgateGuard`, `@RateLimit()` and `@SkipRateLimit()`, and `concurrencyLimit()` as an interceptor.
+ * `@tollgate/nestjs`: Tollgate as a Nest module (Nest 11 and 12, on Express and on Fastify):
+ * `TollgateModule`, `TollgateGuard` for HTTP, GraphQL, WebSocket and microservice handlers,
+ * `@RateLimit()` and `@SkipRateLimit()`, and `concurrencyLimit()` as an interceptor.
  */
 
 export * from '@tollgate/core/app-exports';
 export { concurrencyLimit } from './concurrency-limit.js';
+export type { NestRpcRequest, NestWsRequest } from './contexts/messages.js';
 export { RateLimit, type RouteRateLimitOptions, SkipRateLimit } from './decorators.js';
+export { GraphQLRateLimitError } from './graphql-rate-limit-error.js';
 export type {
   NestHttpRequest,
   TollgateModuleAsyncOptions,
@@ -13,6 +16,7 @@ export type {
   TollgateOptionsFactory,
 } from './options.js';
 export { RateLimitException } from './rate-limit-exception.js';
+export type { RateLimitDetails } from './refusal-details.js';
 export { TollgateGuard } from './tollgate-guard.js';
 export { TollgateLimiters } from './tollgate-limiters.js';
 export { TollgateModule } from './tollgate-module.js';

@@ -13,6 +13,7 @@ import {
   nodeResponses,
   type RateLimitInfo,
   type RateLimitRejection,
+  type RequestAccess,
   type ResponseAccess,
 } from '@tollgate/core';
 import { RateLimitException } from './rate-limit-exception.js';
@@ -36,7 +37,7 @@ interface FastifyReply {
 
 type AnyRequest = NodeShapedRequest & { readonly app?: { get(setting: string): unknown } };
 
-export const nestRequests = nodeRequestAccess<AnyRequest>((request) =>
+const nodeShaped = nodeRequestAccess<AnyRequest>((request) =>
   typeof request.app?.get === 'function'
     ? request.app.get('trust proxy') === true
     : // Fastify keeps trustProxy to itself; its request's `ip` getter, asked about a made-up request, tells.
@@ -44,6 +45,16 @@ export const nestRequests = nodeRequestAccess<AnyRequest>((request) =>
         (raw) => Object.create(Object.getPrototypeOf(request), { raw: { value: raw } }).ip,
       ),
 );
+
+/**
+ * How the limiters read what the guard hands them: a platform's request, the upgrade request of a
+ * GraphQL subscription over WebSocket (Node.js's own, which has no `ip`: its socket's peer is the
+ * client), or a message's request (`NestWsRequest`, `NestRpcRequest`, whose `ip` is their own).
+ */
+export const nestRequests: RequestAccess<AnyRequest> = {
+  ...nodeShaped,
+  ip: (request) => ('ip' in request ? request.ip || undefined : request.socket?.remoteAddress),
+};
 
 /** The client-IP setting of either platform, as a Nest app writes it: the core's warnings name it. */
 export const CLIENT_IP_SETTING = {

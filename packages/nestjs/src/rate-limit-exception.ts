@@ -56,7 +56,12 @@ export class RateLimitException extends HttpException {
   }
 }
 
-/** The body as an object, as Nest's filters expect one: a text answer in the shape Nest gives a string. */
-function responseOf({ status, contentType, body }: RateLimitRejection): Record<string, unknown> {
+/**
+ * The body as an object, as Nest's filters expect one: a text answer in the shape Nest gives a string.
+ *
+ * @example
+ * responseOf(rejection); // { type: '…#quota-exceeded', title: '…', status: 429, detail: '…', 'violated-policies': […] }
+ */
+export function responseOf({ status, contentType, body }: RateLimitRejection): Record<string, unknown> {
   return contentType.includes('json') ? JSON.parse(body) : { statusCode: status, message: body };
 }

@@ -1,13 +1,24 @@
 /** Every limiter of the app, built once at startup: the module's app-wide one and one per `@RateLimit`. */
 import { type ExecutionContext, Logger, type OnModuleInit, type Type } from '@nestjs/common';
 import type { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { RouteLimiters, rateLimitLifecycle } from '@tollgate/core';
+import { type HttpLimiter, RouteLimiters, rateLimitLifecycle } from '@tollgate/core';
+import { forGraphQL } from './contexts/graphql.js';
 import { RATE_LIMIT, type RateLimitMark } from './decorators.js';
 import { ADAPTER, type TollgateModuleOptions } from './options.js';
 import { CLIENT_IP_SETTING, type Lifecycle, nestRequests, onEitherPlatform } from './platforms.js';
 
 /** A route's handler, as Nest's `ExecutionContext` gives it. */
 type Handler = ReturnType<ExecutionContext['getHandler']>;
+
+/** What the guard runs for one limiter, in each kind of context. */
+export interface ContextLimiter {
+  /** A controller's HTTP request: the refusal is a `RateLimitException`. */
+  readonly http: Lifecycle;
+  /** A GraphQL resolver's call with its HTTP response: the refusal is a `GraphQLRateLimitError`. */
+  readonly graphql: Lifecycle;
+  /** The limiter itself, for calls without an HTTP response: messages, subscriptions. */
+  readonly limiter: HttpLimiter<never, unknown>;
+}
 
 /**
  * The limiters `TollgateGuard` runs, provided by `TollgateModule` (built by it, from its options and
@@ -22,7 +33,7 @@ type Handler = ReturnType<ExecutionContext['getHandler']>;
  * await this.limiters.resetKey('ip:203.0.113.7'); // an admin's unblock
  * await this.limiters.setOverride('user:42', 1000, { ttl: '1h' });
  */
-export class TollgateLimiters extends RouteLimiters<never, unknown, Lifecycle> implements OnModuleInit {
+export class TollgateLimiters extends RouteLimiters<never, unknown, ContextLimiter> implements OnModuleInit {
   constructor(
     options: TollgateModuleOptions<never>,
     private readonly reflector: Reflector,
@@ -38,26 +49,49 @@ export class TollgateLimiters extends RouteLimiters<never, unknown, Lifecycle> i
       notHere: { handler: 'handler is no option here; answer a RateLimitException in an exception filter' },
       make(limiterOptions, build) {
         const limiter = build(limiterOptions);
-        return onEitherPlatform((access) => rateLimitLifecycle(limiter, access));
+        return {
+          http: onEitherPlatform((access) => rateLimitLifecycle(limiter, access)),
+          graphql: onEitherPlatform((access) => rateLimitLifecycle(limiter, forGraphQL(access))),
+          limiter,
+        };
       },
     });
   }
 
-  /** Builds the limiter of every `@RateLimit` on a controller or a handler. */
+  /**
+   * Builds the limiter of every `@RateLimit` on a controller (HTTP routes, microservice handlers), a
+   * resolver or a gateway, or on one of their handlers.
+   */
   onModuleInit(): void {
     for (const { metatype } of this.discovery.getControllers()) {
-      if (typeof metatype !== 'function') continue;
-      const prototype = metatype.prototype as Record<string, Handler>;
-      for (const method of this.scanner.getAllMethodNames(prototype))
-        this.forRoute(prototype[method] as Handler, metatype as Type);
+      if (typeof metatype === 'function') this.#buildAll(metatype.prototype, metatype as Type);
+    }
+    // Resolvers and gateways are providers. A request-scoped one has no instance yet: its limiters are
+    // built when its first call comes.
+    for (const { instance } of this.discovery.getProviders()) {
+      if (typeof instance !== 'object' || instance === null) continue;
+      const prototype: unknown = Object.getPrototypeOf(instance);
+      const type = (instance as { constructor?: unknown }).constructor;
+      if (typeof type === 'function' && prototype !== null) this.#buildAll(prototype, type as Type);
+    }
+  }
+
+  /** Builds the limiters of `type`'s `@RateLimit`s: its own and its methods'. */
+  #buildAll(prototype: unknown, type: Type): void {
+    if (typeof prototype !== 'object' || prototype === null) return;
+    const methods = prototype as Record<string, Handler>;
+    const marked = this.reflector.get<RateLimitMark | undefined>(RATE_LIMIT, type) !== undefined;
+    for (const method of this.scanner.getAllMethodNames(methods)) {
+      const handler = methods[method] as Handler;
+      if (marked || this.reflector.get(RATE_LIMIT, handler) !== undefined) this.forRoute(handler, type);
     }
   }
 
   /**
-   * The lifecycle of a route: its handler's `@RateLimit`, else its controller's, else the app-wide
-   * limiter; `undefined` under `@SkipRateLimit()`.
+   * The limiter of a handler: its own `@RateLimit`, else its class's (a controller, a resolver, a
+   * gateway), else the app-wide limiter; `undefined` under `@SkipRateLimit()`.
    */
-  forRoute(handler: Handler, controller: Type): Lifecycle | undefined {
+  forRoute(handler: Handler, controller: Type): ContextLimiter | undefined {
     const own = this.reflector.get<RateLimitMark | undefined>(RATE_LIMIT, handler);
     const mark = own ?? this.reflector.get<RateLimitMark | undefined>(RATE_LIMIT, controller);
     if (mark === undefined) return this.appWide;

@@ -23,8 +23,10 @@ export type {
   LimitedAnswerHeader,
 } from './http/answer/header-switches.js';
 export {
+  createHeaderWriter,
   type EarlierHeaders,
   type HeaderProfile,
+  type HeaderWriter,
   type ProfiledHeaders,
   retryAfterSeconds,
   type StackedHeaders,
@@ -46,6 +48,7 @@ export {
   QUOTA_EXCEEDED_TYPE,
   type QuotaExceededProblem,
   quotaExceededProblem,
+  refusalStatus,
 } from './http/answer/problem.js';
 export { RateLimitError } from './http/answer/rate-limit-error.js';
 export { endWithRejection, type WritableNodeResponse } from './http/answer/rejections.js';

@@ -120,4 +120,10 @@ export interface AlgorithmLua {
    * `fitsWithin`. The settle script runs it for a consume that may wait.
    */
   readonly within?: string;
+  /**
+   * The state field (1-based) that holds `now` once `current` has run, unless the clock stepped back;
+   * only for an algorithm whose state keeps the time it was true. A single-check script then leaves the
+   * time out of the answer it gives as text when that field holds it.
+   */
+  readonly nowField?: number;
 }

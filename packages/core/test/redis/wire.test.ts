@@ -11,6 +11,7 @@ import {
   REFUSED,
   ScriptCall,
   type ScriptCheck,
+  singleCheckAnswers,
 } from '../../src/stores/redis/script/wire.js';
 
 // The layout these pin is the one documented at the top of wire.ts, which the settle script reads.
@@ -162,5 +163,29 @@ describe('the settle script’s reply', () => {
     // One that fits no policy (too few limits, a zero) is none: the script decides by the policies too.
     expect(bucketResultOf(overridable, [1000, 1, 9000, 1000, '0:20'], 1, 1000).policies).toBeUndefined();
     expect(bucketResultOf(overridable, [1000, 1, 9000, 1000, '0:0:30'], 1, 1000).policies).toBeUndefined();
+  });
+});
+
+describe('a single-check script’s answer as text', () => {
+  const fixed: ResolvedPolicy = { ...bucket, name: 'f', algorithm: 'fixed-window' };
+
+  it('reads now from the server’s seconds and microseconds, or from a store’s clock, after the fields', () => {
+    expect(singleCheckAnswers('5000:3:1700000000:123999', check('a', [fixed]))).toEqual([
+      1_700_000_000_123, 1, 5000, 3,
+    ]);
+    expect(singleCheckAnswers('5000:3:6000', check('a', [fixed]))).toEqual([6000, 1, 5000, 3]);
+  });
+
+  it('takes now from the token bucket’s time when the answer leaves it out', () => {
+    expect(singleCheckAnswers('9000:4000', check('a', one))).toEqual([4000, 1, 9000, 4000]);
+    expect(singleCheckAnswers('9000:4000:4500', check('a', one))).toEqual([4500, 1, 9000, 4000]);
+  });
+
+  it('reads every policy’s fields for a check of several, and passes an answer in a table as it is', () => {
+    expect(singleCheckAnswers('9000:4000:3000:1:2:4100', check('a', two))).toEqual([
+      4100, 1, 9000, 4000, 3000, 1, 2,
+    ]);
+    const table = [4000, 0, 0, 4000];
+    expect(singleCheckAnswers(table, check('a', one))).toBe(table);
   });
 });

@@ -42,4 +42,5 @@ export const TOKEN_BUCKET_LUA: AlgorithmLua = {
       and st[o] - cost * window >= capacity - 9007199254740991`,
   idle: `
     st[o] >= capacity and 0 or st[o + 1] - now + ceil((capacity - st[o]) / limit)`,
+  nowField: 2,
 };

@@ -17,6 +17,7 @@ import {
   ScriptCall,
   type ScriptCheck,
   SETTLE_SCRIPT,
+  singleCheckAnswers,
   singleCheckArgs,
   singleCheckScript,
 } from './script/wire.js';
@@ -150,14 +151,21 @@ export class ScriptBatcher {
     const { watch, send } = this.#settings;
     const sentAtMs = Date.now();
     const sentOnWatchMs = performance.now(); // the watch's clock: monotonic
-    const { script, keys, args, shapes } = this.#callOf(batch, sentAtMs);
+    const { script, keys, args, shapes, single } = this.#callOf(batch, sentAtMs);
     for (const queued of batch) {
       queued.sentAtMs = sentAtMs;
       if (queued.watched) watch.restart(queued, sentOnWatchMs);
     }
     group.inFlight++;
     send(script, keys, args).then(
-      (answers) => this.#finished(group, batch, answers, shapes, undefined),
+      (reply) =>
+        this.#finished(
+          group,
+          batch,
+          single === undefined ? reply : singleCheckAnswers(reply, single),
+          shapes,
+          undefined,
+        ),
       (error: unknown) => this.#finished(group, batch, undefined, 0, error),
     );
   }
@@ -166,7 +174,7 @@ export class ScriptBatcher {
   #callOf(
     batch: Queued[],
     sentAtMs: number,
-  ): { script: LuaScript; keys: string[]; args: string[]; shapes: number } {
+  ): { script: LuaScript; keys: string[]; args: string[]; shapes: number; single?: ScriptCheck } {
     const { deadlineArg } = this.#settings;
     const only = batch.length === 1 ? (batch[0] as Queued) : undefined;
     if (only !== undefined && isSingleCheck(only.check)) {
@@ -174,7 +182,7 @@ export class ScriptBatcher {
       const { check } = only;
       only.shape = 1;
       const args = singleCheckArgs(check, deadlineArg(sentAtMs, check.timeoutMs));
-      return { script: singleCheckScript(check), keys: [check.key], args, shapes: 1 };
+      return { script: singleCheckScript(check), keys: [check.key], args, shapes: 1, single: check };
     }
     const call = new ScriptCall(
       (check) => this.#argsOf(check),

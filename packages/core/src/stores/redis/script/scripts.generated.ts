@@ -889,15 +889,19 @@ export const SINGLE_CHECK_LUA = {
 -- ARGV     limit, windowMs, capacityUnits, then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: read the state (-2: Redis refused the key), bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields }; -1: past its deadline.
+-- Applied and written in whole numbers, it answers 'f1:f2' then ':now' or ':seconds:microseconds', unless f2 is now.
 local min, max, floor, ceil, find, sub, format = math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
 local limit, window, capacity = argv[1] + 0, argv[2] + 0, argv[3] + 0
 local cost, deadline, now = argv[4] + 0, argv[5], argv[6]
+-- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
+local clock, usec = now, nil
 if now then
   now = now + 0
 else
   local time = redis.call('TIME')
-  now = time[1] * 1000 + floor(time[2] / 1000)
+  clock, usec = time[1], time[2]
+  now = clock * 1000 + floor(usec / 1000)
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -932,15 +936,17 @@ if f1 >= cost * window then
   f1 = max(capacity - 9007199254740991, f1 - cost * window)
   local quiet, written = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)), nil
   if quiet > 0 then
-    local value
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
-      value = format('%d:%d', f1, f2)
-    else
-      value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+      local value = format('%d:%d', f1, f2)
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if written.err then return { now, -2, written.err } end
+      if f2 == now then return value end
+      if usec then return value .. ':' .. clock .. ':' .. usec end
+      return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -960,15 +966,19 @@ return { now, applied,
 -- ARGV     limit, windowMs, then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: read the state (-2: Redis refused the key), bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields }; -1: past its deadline.
+-- Applied and written in whole numbers, it answers 'f1:f2' then ':now' or ':seconds:microseconds'.
 local max, floor, find, sub, format = math.max, math.floor, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
 local limit, window = argv[1] + 0, argv[2] + 0
 local cost, deadline, now = argv[3] + 0, argv[4], argv[5]
+-- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
+local clock, usec = now, nil
 if now then
   now = now + 0
 else
   local time = redis.call('TIME')
-  now = time[1] * 1000 + floor(time[2] / 1000)
+  clock, usec = time[1], time[2]
+  now = clock * 1000 + floor(usec / 1000)
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -997,15 +1007,16 @@ if f2 + cost <= limit then
   f2 = f2 + cost
   local quiet, written = max(0, f2 > 0 and f1 + window - now or 0), nil
   if quiet > 0 then
-    local value
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
-      value = format('%d:%d', f1, f2)
-    else
-      value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+      local value = format('%d:%d', f1, f2)
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if written.err then return { now, -2, written.err } end
+      if usec then return value .. ':' .. clock .. ':' .. usec end
+      return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -1025,15 +1036,19 @@ return { now, applied,
 -- ARGV     limit, windowMs, then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: read the state (-2: Redis refused the key), bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields }; -1: past its deadline.
+-- Applied and written in whole numbers, it answers 'f1:f2:f3' then ':now' or ':seconds:microseconds'.
 local min, max, floor, find, sub, format = math.min, math.max, math.floor, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
 local limit, window = argv[1] + 0, argv[2] + 0
 local cost, deadline, now = argv[3] + 0, argv[4], argv[5]
+-- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
+local clock, usec = now, nil
 if now then
   now = now + 0
 else
   local time = redis.call('TIME')
-  now = time[1] * 1000 + floor(time[2] / 1000)
+  clock, usec = time[1], time[2]
+  now = clock * 1000 + floor(usec / 1000)
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -1076,17 +1091,18 @@ if -- The previous window's count, weighted by what the sliding window still cov
       or f2 > 0 and f1 + window - now
       or 0), nil
   if quiet > 0 then
-    local value
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
       and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992) then
-      value = format('%d:%d:%d', f1, f2, f3)
-    else
-      value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
-        .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+      local value = format('%d:%d:%d', f1, f2, f3)
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if written.err then return { now, -2, written.err } end
+      if usec then return value .. ':' .. clock .. ':' .. usec end
+      return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+        .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)), 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -1409,15 +1425,19 @@ export const POLICIES_CHECK_LUA = `-- A single check of several policies: one co
 -- ARGV     n, then per policy its code, field count, limit, windowMs, capacityUnits; then cost, deadline, now
 -- Path: read the state (-2: Redis refused the key), bring each policy to now; if the cost fits them all,
 -- apply it to each and write (or delete) the state. Answers { now, applied, every field }; -1: past its deadline.
+-- Applied and written in whole numbers, it answers every field, then ':now' or ':seconds:microseconds'.
 local min, max, floor, ceil, find, sub, format = math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
 local last = 1 + 5 * argv[1] -- the last policy argument
 local cost, deadline, now = argv[last + 1] + 0, argv[last + 2], argv[last + 3]
+-- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
+local clock, usec = now, nil
 if now then
   now = now + 0
 else
   local time = redis.call('TIME')
-  now = time[1] * 1000 + floor(time[2] / 1000)
+  clock, usec = time[1], time[2]
+  now = clock * 1000 + floor(usec / 1000)
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -1512,6 +1532,11 @@ if fitting then
       value = table.concat(value, ':')
     end
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    -- Written in whole numbers, the answer is text: the state as written, then now.
+    if whole and not written.err then
+      if usec then return value .. ':' .. clock .. ':' .. usec end
+      return value .. ':' .. clock
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end

@@ -11,7 +11,10 @@
  * ARGV     the policy's limit and windowMs (and, for an algorithm that reads it, its capacityUnits), then
  *          the check's cost and deadline, and its now when the store has a clock of its own (absent: the
  *          server's), each as the settle script's shape has it (`wire.ts`)
- * Returns  { now, then the check's answer as the settle script gives it }
+ * Returns  { now, then the check's answer as the settle script gives it }; or, for a check applied and
+ *          written in whole numbers by a script that reads no override, the same as text: the state as
+ *          written, then now as ms (a store's clock) or the server's seconds and microseconds, left out
+ *          where the algorithm's `nowField` holds it ('f1:f2[:now | :seconds:microseconds]')
  */
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
@@ -37,20 +40,32 @@ function indented(body: string, spaces: number): string {
 
 /**
  * What every single-check script does first (after the library functions it calls, `withLibrary`): its
- * locals, then `policy` (Lua that reads the policy
- * arguments), then the check's cost, deadline and now (ARGV[`argument(0)`] on); a check past its deadline
- * answers -1, and `raw` is the key's state as read (a key Redis refuses to read answers -2).
+ * locals, then `policy` (Lua that reads the policy arguments), then the check's cost, deadline and now
+ * (ARGV[`argument(0)`] on), with now as text too for a script that may answer as text (`textAnswer`); a
+ * check past its deadline answers -1, and `raw` is the key's state as read (a key Redis refuses to read
+ * answers -2).
  */
-function prelude(policy: string, argument: (k: number) => string): string {
-  return `local argv, key = ARGV, KEYS[1]
-${policy}
-local cost, deadline, now = argv[${argument(0)}] + 0, argv[${argument(1)}], argv[${argument(2)}]
+function prelude(policy: string, argument: (k: number) => string, textAnswer: boolean): string {
+  const clock = textAnswer
+    ? `-- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
+local clock, usec = now, nil
 if now then
   now = now + 0
 else
   local time = redis.call('TIME')
+  clock, usec = time[1], time[2]
+  now = clock * 1000 + floor(usec / 1000)
+end`
+    : `if now then
+  now = now + 0
+else
+  local time = redis.call('TIME')
   now = time[1] * 1000 + floor(time[2] / 1000)
-end
+end`;
+  return `local argv, key = ARGV, KEYS[1]
+${policy}
+local cost, deadline, now = argv[${argument(0)}] + 0, argv[${argument(1)}], argv[${argument(2)}]
+${clock}
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
@@ -116,11 +131,11 @@ export function singleCheckLua(algorithm: Algorithm, overridable = false): strin
 -- KEYS[1]  the check's key${overridable ? "; its override beside it, at KEYS[1]..':o'" : ''}
 -- ARGV     limit, windowMs${capacity ? ', capacityUnits' : ''}, then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: read the state (-2: Redis refused the key), ${overridable ? 'the override in force or ended, ' : ''}bring it to now, and if the cost fits,
--- apply it and write (or delete) the state. Answers { now, applied, the fields${overridable ? ', the override' : ''} }; -1: past its deadline.`;
+-- apply it and write (or delete) the state. Answers { now, applied, the fields${overridable ? ', the override' : ''} }; -1: past its deadline.${overridable ? '' : textAnswerNote(fieldList(fields, f, ':'), lua.nowField)}`;
   return withLibrary(
     header,
     `
-${prelude(`local ${policyArgs} = ${policyValues}`, (k) => String(a + k))}local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
+${prelude(`local ${policyArgs} = ${policyValues}`, (k) => String(a + k), !overridable)}local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
 if raw then
   local from, sep = 1
   repeat
@@ -136,14 +151,7 @@ if ${inline(lua.fits)} then
   ${inline(lua.apply)}
   local quiet, written = max(0, ${inline(lua.idle)}), nil
 ${overridable ? ownIdle(capacity, inline(lua.idle, 4)) : ''}  if quiet > 0 then
-    local value
-    if ${whole} then
-      value = format('${digits}', ${locals})
-    else
-      value = ${anyNumber}
-    end
-    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
-  elseif raw then
+${overridable ? overridableWrite(whole, digits, locals, anyNumber) : textAnswerWrite(whole, digits, locals, anyNumber, lua.nowField)}  elseif raw then
     written = redis.pcall('DEL', key)
   end
   if type(written) == 'table' and written.err then return { now, -2, written.err } end
@@ -156,6 +164,49 @@ return { now, applied,
 ${fieldList(fields, (k) => `${SAFE(f(k))} and ${f(k)} or format('%.17g', ${f(k)})`, ',\n')}${overridable ? ',\noverride' : ''} }
 `,
   );
+}
+
+/** The header's line on the answer as text (see {@link textAnswerWrite}). */
+function textAnswerNote(fields: string, nowField: number | undefined): string {
+  const unless = nowField === undefined ? '' : `, unless f${nowField} is now`;
+  return `\n-- Applied and written in whole numbers, it answers '${fields}' then ':now' or ':seconds:microseconds'${unless}.`;
+}
+
+/** The write of an overridable script's state: its answer, which ends with the override, is a table. */
+function overridableWrite(whole: string, digits: string, locals: string, anyNumber: string): string {
+  return `    local value
+    if ${whole} then
+      value = format('${digits}', ${locals})
+    else
+      value = ${anyNumber}
+    end
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+`;
+}
+
+/**
+ * The write of a state in whole numbers, answered as text: the state as written, then now unless the
+ * algorithm's `nowField` holds it (see \`textAnswerOf\` in \`wire.ts\`). Redis turns a table into its
+ * reply at a cost several times a string's, and a number into text at the cost of a call to sprintf:
+ * the text written is answered, with the time as Redis gave it.
+ */
+function textAnswerWrite(
+  whole: string,
+  digits: string,
+  locals: string,
+  anyNumber: string,
+  nowField: number | undefined,
+): string {
+  const ownTime = nowField === undefined ? '' : `      if f${nowField} == now then return value end\n`;
+  return `    if ${whole} then
+      local value = format('${digits}', ${locals})
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if written.err then return { now, -2, written.err } end
+${ownTime}      if usec then return value .. ':' .. clock .. ':' .. usec end
+      return value .. ':' .. clock
+    end
+    written = redis.pcall('SET', key, ${anyNumber}, 'PX', format('%d', quiet))
+`;
 }
 
 /**
@@ -245,11 +296,12 @@ export function policiesCheckLua(): string {
 -- KEYS[1]  the check's key, every policy's state in one string
 -- ARGV     n, then per policy its code, field count, limit, windowMs, capacityUnits; then cost, deadline, now
 -- Path: read the state (-2: Redis refused the key), bring each policy to now; if the cost fits them all,
--- apply it to each and write (or delete) the state. Answers { now, applied, every field }; -1: past its deadline.`;
+-- apply it to each and write (or delete) the state. Answers { now, applied, every field }; -1: past its deadline.
+-- Applied and written in whole numbers, it answers every field, then ':now' or ':seconds:microseconds'.`;
   return withLibrary(
     header,
     `
-${prelude('local last = 1 + 5 * argv[1] -- the last policy argument', (k) => `last + ${k + 1}`)}-- n: the policy arguments as numbers, read once for both passes over the policies.
+${prelude('local last = 1 + 5 * argv[1] -- the last policy argument', (k) => `last + ${k + 1}`, true)}-- n: the policy arguments as numbers, read once for both passes over the policies.
 local n = {}
 for i = 1, last do n[i] = argv[i] + 0 end
 -- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
@@ -298,6 +350,11 @@ if fitting then
       value = table.concat(value, ':')
     end
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    -- Written in whole numbers, the answer is text: the state as written, then now.
+    if whole and not written.err then
+      if usec then return value .. ':' .. clock .. ':' .. usec end
+      return value .. ':' .. clock
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end

@@ -53,7 +53,7 @@
 import { createHash } from 'node:crypto';
 import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
 import { refillBoundMs, withLimits } from '../../../algorithms/policies.js';
-import { ALGORITHMS } from '../../../algorithms/registry.js';
+import { ALGORITHM_LUA, ALGORITHMS } from '../../../algorithms/registry.js';
 import type { BanRule } from '../../../model/ban.js';
 import type { AlgorithmName, ResolvedPolicy } from '../../../model/policy.js';
 import type { BucketMode, BucketResult, OverrideResult } from '../../../model/store.js';
@@ -266,6 +266,33 @@ function onePolicyArgs({ algorithm, limit, windowMs, capacityUnits }: ResolvedPo
   return readsCapacity(ALGORITHMS[algorithm])
     ? [String(limit), String(windowMs), String(capacityUnits)]
     : [String(limit), String(windowMs)];
+}
+
+/**
+ * A single-check script's reply (see {@link singleCheckScript}) as the other scripts answer: `{ now, then
+ * the check's answer }`. A check applied and written in whole numbers is answered as text: its fields,
+ * then now as ms, or the server's seconds and microseconds, or nothing where the algorithm's `nowField`
+ * holds it.
+ */
+export function singleCheckAnswers(reply: unknown, { policies }: ScriptCheck): unknown[] {
+  if (typeof reply !== 'string') return reply as unknown[];
+  const { algorithm } = policies[0] as ResolvedPolicy;
+  let fields = 0;
+  for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
+  const parts = reply.split(':').map(Number);
+  let nowMs: number;
+  if (parts.length === fields + 2) {
+    nowMs = (parts[fields] as number) * 1000 + Math.floor((parts[fields + 1] as number) / 1000);
+  } else if (parts.length === fields + 1) {
+    nowMs = parts[fields] as number;
+  } else {
+    // Only a script of one policy whose algorithm has a nowField answers its fields alone.
+    const nowField = ALGORITHM_LUA.get(ALGORITHMS[algorithm])?.nowField as number;
+    nowMs = parts[nowField - 1] as number;
+  }
+  const answers: unknown[] = [nowMs, 1];
+  for (let k = 0; k < fields; k++) answers.push(parts[k]);
+  return answers;
 }
 
 /** Whether two checks differ in nothing but their key, so the script may read them as one shape. */

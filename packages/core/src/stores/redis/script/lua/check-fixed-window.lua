@@ -3,15 +3,19 @@
 -- ARGV     limit, windowMs, then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: read the state (-2: Redis refused the key), bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields }; -1: past its deadline.
+-- Applied and written in whole numbers, it answers 'f1:f2' then ':now' or ':seconds:microseconds'.
 local max, floor, find, sub, format = math.max, math.floor, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
 local limit, window = argv[1] + 0, argv[2] + 0
 local cost, deadline, now = argv[3] + 0, argv[4], argv[5]
+-- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
+local clock, usec = now, nil
 if now then
   now = now + 0
 else
   local time = redis.call('TIME')
-  now = time[1] * 1000 + floor(time[2] / 1000)
+  clock, usec = time[1], time[2]
+  now = clock * 1000 + floor(usec / 1000)
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -40,15 +44,16 @@ if f2 + cost <= limit then
   f2 = f2 + cost
   local quiet, written = max(0, f2 > 0 and f1 + window - now or 0), nil
   if quiet > 0 then
-    local value
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
-      value = format('%d:%d', f1, f2)
-    else
-      value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+      local value = format('%d:%d', f1, f2)
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if written.err then return { now, -2, written.err } end
+      if usec then return value .. ':' .. clock .. ':' .. usec end
+      return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end

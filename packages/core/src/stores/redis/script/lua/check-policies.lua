@@ -3,15 +3,19 @@
 -- ARGV     n, then per policy its code, field count, limit, windowMs, capacityUnits; then cost, deadline, now
 -- Path: read the state (-2: Redis refused the key), bring each policy to now; if the cost fits them all,
 -- apply it to each and write (or delete) the state. Answers { now, applied, every field }; -1: past its deadline.
+-- Applied and written in whole numbers, it answers every field, then ':now' or ':seconds:microseconds'.
 local min, max, floor, ceil, find, sub, format = math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
 local last = 1 + 5 * argv[1] -- the last policy argument
 local cost, deadline, now = argv[last + 1] + 0, argv[last + 2], argv[last + 3]
+-- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
+local clock, usec = now, nil
 if now then
   now = now + 0
 else
   local time = redis.call('TIME')
-  now = time[1] * 1000 + floor(time[2] / 1000)
+  clock, usec = time[1], time[2]
+  now = clock * 1000 + floor(usec / 1000)
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -106,6 +110,11 @@ if fitting then
       value = table.concat(value, ':')
     end
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    -- Written in whole numbers, the answer is text: the state as written, then now.
+    if whole and not written.err then
+      if usec then return value .. ':' .. clock .. ':' .. usec end
+      return value .. ':' .. clock
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end

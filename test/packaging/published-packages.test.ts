@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const PACKAGES = ['core', 'express', 'fastify', 'fetch', 'hono', 'koa', 'nestjs', 'otel'] as const;
+const PACKAGES = ['core', 'express', 'fastify', 'fetch', 'graphql', 'hono', 'koa', 'nestjs', 'otel'] as const;
 
 const KEY_HELPERS = [
   'ClientAddressError',
@@ -45,6 +45,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'answersLeftmostForwarded',
     'costExceedsCapacityProblem',
     'concurrencyLifecycle',
+    'createHeaderWriter',
     'createHttpLimiter',
     'createConcurrencyLimiter',
     'createHttpConcurrencyLimiter',
@@ -62,6 +63,7 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'problemDetails',
     'quotaExceededProblem',
     'rateLimitLifecycle',
+    'refusalStatus',
     'retryAfterSeconds',
     'stackHeaders',
     'subscribeTollgate',
@@ -72,6 +74,14 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
   express: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   fastify: [...KEY_HELPERS, 'concurrencyLimit', 'tollgate'].sort(),
   fetch: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit', 'withConcurrencyLimit', 'withRateLimit'].sort(),
+  graphql: [
+    'CostLimitError',
+    'apolloCostLimit',
+    'costDirectives',
+    'estimateCost',
+    'mercuriusCostLimit',
+    'useCostLimit',
+  ],
   hono: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   koa: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   nestjs: [
@@ -139,6 +149,7 @@ beforeAll(async () => {
     ['test', 'hono'],
     ['packages/fastify', 'fastify-plugin'],
     ['packages/otel', '@opentelemetry/api'],
+    ['packages/graphql', 'graphql'],
   ] as const) {
     const target = join(installDir, 'node_modules', dependency);
     await mkdir(dirname(target), { recursive: true });

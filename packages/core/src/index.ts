@@ -76,6 +76,7 @@ export { type SuppliedAddress, suppliedAddressAccess } from './http/identity/sup
 export type {
   AdapterSettings,
   ConcurrencyLimitOptions,
+  DelayOptions,
   LimitedMessage,
   MeteredCost,
   PerRequest,

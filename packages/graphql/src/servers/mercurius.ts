@@ -1,0 +1,91 @@
+/**
+ * The Mercurius hooks: the operation is admitted or refused in `preExecution`, before it executes, and
+ * settled in `onResolution`, where `extensions.cost` is added.
+ */
+import { type DocumentNode, type ExecutionResult, GraphQLError, type GraphQLSchema } from 'graphql';
+import { type Admitted, createCostLimit } from '../limit/cost-limit.js';
+import type { CostLimitOptions } from '../options.js';
+
+/**
+ * A Mercurius context, as far as the hooks and a key function read it: Fastify's reply, for the headers
+ * and the operation name, and its request, for the key (`context.reply.request.ip`).
+ */
+export interface MercuriusContextLike {
+  readonly reply: {
+    header(name: string, value: string): unknown;
+    readonly request: {
+      readonly ip: string;
+      readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+      readonly body?: unknown;
+      readonly query?: unknown;
+    };
+  };
+}
+
+/** A Fastify app with Mercurius registered, as far as {@link mercuriusCostLimit} uses it. */
+export interface MercuriusAppLike<Context> {
+  readonly graphql: {
+    addHook(
+      name: 'preExecution',
+      hook: (
+        schema: GraphQLSchema,
+        document: DocumentNode,
+        context: Context,
+        variables: Record<string, unknown> | undefined,
+      ) => Promise<void>,
+    ): void;
+    addHook(
+      name: 'onResolution',
+      hook: (execution: ExecutionResult, context: Context) => Promise<void>,
+    ): void;
+  };
+}
+
+/**
+ * Cost-based rate limiting for Mercurius: adds a `preExecution` hook that estimates an operation's
+ * cost from its document and variables and reserves it before it executes, or refuses it without
+ * executing (429, or 403 when it costs more than the budget can ever hold), and an `onResolution`
+ * hook that counts the actual cost from the result and settles it. Call it after registering
+ * Mercurius. The response carries `extensions.cost` and the rate-limit headers.
+ *
+ * @example
+ * await app.register(mercurius, { schema, resolvers });
+ * mercuriusCostLimit(app, { limit: 1000, window: '1m', store, key: (context) => `ip:${context.reply.request.ip}` });
+ */
+export function mercuriusCostLimit<Context extends MercuriusContextLike>(
+  app: MercuriusAppLike<Context>,
+  options: CostLimitOptions<Context>,
+): void {
+  const limit = createCostLimit(options);
+  const admitted = new WeakMap<object, Admitted>();
+  app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
+    const admission = await limit.admit(
+      { schema, document, operationName: operationNameOf(context), variables },
+      context,
+    );
+    for (const [name, value] of Object.entries(admission.headers)) context.reply?.header(name, value); // no reply over WebSocket
+    if (!admission.admitted) {
+      // Mercurius answers with the status of the error's `originalError`.
+      const { error } = admission;
+      throw new GraphQLError(error.message, { originalError: error, extensions: error.extensions });
+    }
+    admitted.set(context, admission);
+  });
+  app.graphql.addHook('onResolution', async (execution, context) => {
+    const admission = admitted.get(context);
+    if (admission === undefined) return;
+    admitted.delete(context);
+    const cost = await limit.settle(admission, execution.data);
+    (execution as { extensions?: Record<string, unknown> }).extensions = { ...execution.extensions, cost };
+  });
+}
+
+/** The operation the client named: Mercurius's hooks are not given it, its request is. */
+function operationNameOf(context: MercuriusContextLike): string | undefined {
+  const request = context.reply?.request as { body?: unknown; query?: unknown } | undefined;
+  for (const source of [request?.body, request?.query]) {
+    const name = (source as { operationName?: unknown } | undefined)?.operationName;
+    if (typeof name === 'string') return name;
+  }
+  return undefined;
+}

@@ -37,10 +37,16 @@ export interface TestResponse {
 
 /** A built app to send requests to. */
 export interface TestApp {
+  /**
+   * Sends a request and reads its response. `signal` hangs the client up when it aborts: the connection
+   * closes (or, without a socket, the `Request`'s signal aborts), and the promise rejects or resolves
+   * with whatever the framework then answers, which nobody reads.
+   */
   send(
     method: 'GET' | 'HEAD' | 'POST',
     path: string,
     headers?: Record<string, string>,
+    signal?: AbortSignal,
   ): Promise<TestResponse>;
   close(): Promise<void>;
 }
@@ -56,4 +62,6 @@ export interface FrameworkDriver {
 export interface LimiterDefaults {
   readonly store: Store;
   readonly logger: { warn(message: string): void; error(message: string): void };
+  /** The sleep of a limiter with `delay`, unless it brings its own. */
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 }

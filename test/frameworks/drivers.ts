@@ -1,4 +1,6 @@
 /** Express 4/5, Fastify 4/5 and Koa 2/3 drivers: each builds an `AppSpec` the framework's own way. */
+import type { RequestListener, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import { rateLimit as expressRateLimit } from '@tollgate/express';
 import { tollgate } from '@tollgate/fastify';
@@ -11,6 +13,7 @@ import Koa3 from 'koa';
 import Koa2 from 'koa2';
 import request from 'supertest';
 import type { AppSpec, FrameworkDriver, TestApp, TestResponse } from './app-spec.js';
+import { close, listen } from './lifecycle-sockets.js';
 import { testAnswer } from './test-answer.js';
 
 type AnyRequest = { headers: Record<string, string | string[] | undefined> } & Record<string, unknown>;
@@ -18,6 +21,33 @@ type AnyRequest = { headers: Record<string, string | string[] | undefined> } & R
 function firstHeader(headers: AnyRequest['headers'], name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Where a request that may hang up is sent: supertest has no way to hang up quietly, so the app is
+ * served on a loopback socket of its own, on first use, and asked with `fetch`.
+ */
+function hangUpServer(listener: RequestListener) {
+  let server: Promise<Server> | undefined;
+  return {
+    async send(method: string, path: string, headers: Record<string, string>, signal: AbortSignal) {
+      server ??= listen(listener);
+      const { port } = (await server).address() as AddressInfo;
+      return fromFetch(await fetch(`http://127.0.0.1:${port}${path}`, { method, headers, signal }));
+    },
+    close: async () => {
+      if (server !== undefined) await close(await server);
+    },
+  };
+}
+
+/** A `fetch` response read to its end, headers lower case. */
+async function fromFetch(response: Response): Promise<TestResponse> {
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    body: await response.text(),
+  };
 }
 
 function fromSupertest(response: request.Response): TestResponse {
@@ -60,10 +90,13 @@ function expressDriver(name: string, express: typeof express5): FrameworkDriver 
         app[verb(route.method)](route.path, ...own, ok);
       }
       app.get(['/a', '/b'], ok);
+      const hangingUp = hangUpServer(app);
       return {
-        send: async (method, path, headers = {}) =>
-          fromSupertest(await request(app)[verb(method)](path).set(headers)),
-        close: async () => {},
+        send: async (method, path, headers = {}, signal = undefined) =>
+          signal === undefined
+            ? fromSupertest(await request(app)[verb(method)](path).set(headers))
+            : hangingUp.send(method, path, headers, signal),
+        close: hangingUp.close,
       };
     },
   };
@@ -98,8 +131,14 @@ function fastifyDriver(name: string, fastify: typeof fastify5): FrameworkDriver 
       app.get('/a', ok);
       app.get('/b', ok);
       await app.ready();
+      let url: string | undefined;
       return {
-        async send(method, path, headers = {}) {
+        async send(method, path, headers = {}, signal = undefined) {
+          if (signal !== undefined) {
+            // inject() has no socket to close: a client that hangs up needs a real one.
+            url ??= await app.listen({ port: 0, host: '127.0.0.1' });
+            return fromFetch(await fetch(`${url}${path}`, { method, headers, signal }));
+          }
           const response = await app.inject({ method, url: path, headers });
           return {
             status: response.statusCode,
@@ -152,10 +191,13 @@ function koaDriver(name: string, Koa: typeof Koa3): FrameworkDriver {
       router.get('/a', ok).get('/b', ok);
       app.use(router.routes());
       const server = app.callback();
+      const hangingUp = hangUpServer(server);
       return {
-        send: async (method, path, headers = {}) =>
-          fromSupertest(await request(server)[verb(method)](path).set(headers)),
-        close: async () => {},
+        send: async (method, path, headers = {}, signal = undefined) =>
+          signal === undefined
+            ? fromSupertest(await request(server)[verb(method)](path).set(headers))
+            : hangingUp.send(method, path, headers, signal),
+        close: hangingUp.close,
       };
     },
   };

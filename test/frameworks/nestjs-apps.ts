@@ -43,7 +43,13 @@ export interface RunningNestApp {
   readonly url: string;
   /** The Node.js server, for tests that need real sockets they can abort. */
   readonly server: Server;
-  send(method: string, path: string, headers?: Record<string, string>): Promise<TestResponse>;
+  /** Sends a request over real HTTP; `signal` hangs the client up when it aborts. */
+  send(
+    method: string,
+    path: string,
+    headers?: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<TestResponse>;
   close(): Promise<void>;
 }
 
@@ -61,14 +67,18 @@ export async function startNestApp(
   return {
     url,
     server: app.getHttpServer() as Server,
-    async send(method, path, headers = {}) {
-      const response = await fetch(`${url}${path}`, { method, headers });
+    async send(method, path, headers = {}, signal = undefined) {
+      const response = await fetch(`${url}${path}`, { method, headers, signal: signal ?? null });
       return {
         status: response.status,
         headers: Object.fromEntries(response.headers),
         body: await response.text(),
       };
     },
-    close: () => app.close(),
+    close: async () => {
+      // Connections a hung-up client left open would hold the close up until their keep-alive ends.
+      (app.getHttpServer() as Server).closeAllConnections();
+      await app.close();
+    },
   };
 }

@@ -106,7 +106,11 @@ describe.each([
       { limit: 5, window: '1m', blockDuration: 60 },
       /'blockDuration'; use ban: \{ after, duration \}/,
     );
-    await rejects({ limit: 5, window: '1m', execEvenly: true }, /'execEvenly' .*not supported/);
+    await rejects(
+      { limit: 5, window: '1m', execEvenly: true },
+      /'execEvenly'; use delay: \{ maxWait \} with burst: 1/,
+    );
+    await rejects({ limit: 5, window: '1m', delayAfter: 5 }, /'delayAfter'; use delay: \{ maxWait \}/);
   });
 
   it('rejects an unknown warnings code', async () => {

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, describe, it } from 'vitest';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
 import { manualClock } from '../harness/manual-clock.js';
+import { manualSleeps } from '../harness/manual-sleeps.js';
 import type { AppSpec, FrameworkDriver, LimiterDefaults, LimiterOptions } from './app-spec.js';
 import { adapterScenarios, type ScenarioContext } from './scenarios.js';
 import { settlingStore } from './settling-store.js';
@@ -29,9 +30,16 @@ function storeSetups(redis: Redis, prefix: string): StoreSetup[] {
   ];
 }
 
-/** Gives every limiter of the spec the scenario's store and logger (unless it brings its own). */
-function withDefaults(spec: AppSpec, defaults: LimiterDefaults): AppSpec {
-  const complete = (options: LimiterOptions): LimiterOptions => ({ ...defaults, ...options });
+/**
+ * Gives every limiter of the spec the scenario's store and logger (unless it brings its own), and one
+ * with `delay` the scenario's sleep: a wait passes only when the scenario wakes it.
+ */
+function withDefaults(spec: AppSpec, { sleep, ...defaults }: LimiterDefaults): AppSpec {
+  const complete = ({ delay, ...options }: LimiterOptions): LimiterOptions => ({
+    ...defaults,
+    ...options,
+    ...(delay ? { delay: { sleep, ...delay } } : {}),
+  });
   return {
     ...spec,
     ...(spec.global ? { global: complete(spec.global) } : {}),
@@ -58,6 +66,7 @@ export async function runScenarioTable(
       for (const scenario of adapterScenarios) {
         it.skipIf(scenario.name in notApplicable)(scenario.name, async () => {
           const clock = manualClock();
+          const sleeps = manualSleeps();
           const logged: string[] = [];
           const created = storeSetup.create(clock.now);
           const { store, idle } = settlingStore(created.store);
@@ -66,10 +75,12 @@ export async function runScenarioTable(
             warn: (line: string) => logged.push(line),
             error: (line: string) => logged.push(line),
           };
-          const app = await driver.build(withDefaults(scenario.spec(driver.reader), { store, logger }));
+          const spec = withDefaults(scenario.spec(driver.reader), { store, logger, sleep: sleeps.sleep });
+          const app = await driver.build(spec);
           try {
             const context: ScenarioContext = {
               clock,
+              sleeps: sleeps.started,
               logged,
               idle,
               store,

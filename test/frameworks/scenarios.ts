@@ -15,12 +15,16 @@ import {
 } from '@tollgate/core';
 import { expect } from 'vitest';
 import type { ManualClock } from '../harness/manual-clock.js';
+import type { ManualSleep } from '../harness/manual-sleeps.js';
 import type { AppSpec, RequestReader, TestApp } from './app-spec.js';
+import { delayScenarios } from './delay-scenarios.js';
 import { draft7, draft10, jsonBody, parseRateLimitFields, retryAfterSeconds } from './parse-headers.js';
 import { peerScenarios } from './peer-scenarios.js';
 
 export interface ScenarioContext {
   readonly clock: ManualClock;
+  /** The sleeps limiters with `delay` started, in order: each ends when the scenario wakes it. */
+  readonly sleeps: readonly ManualSleep[];
   /** Lines the limiters logged, warnings and errors alike. */
   readonly logged: string[];
   /** The Redis keys the scenario's store wrote, when the store is Redis. */
@@ -566,6 +570,7 @@ export const adapterScenarios: AdapterScenario[] = [
     },
   },
   ...peerScenarios,
+  ...delayScenarios,
 ];
 
 /** What the slow upload of the late-refund scenario does while it runs, and what its requests got. */

@@ -5,11 +5,16 @@
  */
 import type { RateLimitInfo } from '@tollgate/core';
 
+/** The `x-id` of every request a route's handler ran for: a request that must not be served is not here. */
+export const servedIds = new Set<string>();
+
 /** The answer to send. Throws when the request asks the handler to fail. */
 export async function testAnswer(
   header: (name: string) => string | undefined,
   property: (name: string) => unknown,
 ): Promise<{ status: number; body: string }> {
+  const id = header('x-id');
+  if (id !== undefined) servedIds.add(id);
   if (header('x-throw') === 'yes') throw new Error('the handler failed');
   const echo = header('x-echo');
   if (header('x-reset') === 'yes') await (property(echo ?? 'rateLimit') as RateLimitInfo).resetKey();

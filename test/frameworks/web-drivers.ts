@@ -102,8 +102,8 @@ const honoNodeServer: FrameworkDriver = {
     const app = honoApp(spec, () => (spec.trustProxy ? { getConnInfo, ip } : { getConnInfo }));
     const server = await listen(app.fetch);
     return {
-      send: async (method, path, headers = {}) =>
-        readResponse(await fetch(`${server.url}${path}`, { method, headers })),
+      send: async (method, path, headers = {}, signal = undefined) =>
+        readResponse(await fetch(`${server.url}${path}`, { method, headers, signal: signal ?? null })),
       close: () => server.close(),
     };
   },
@@ -120,7 +120,9 @@ const honoAppRequest: FrameworkDriver = {
       : () => peer;
     const app = honoApp(spec, () => ({ ip }));
     return {
-      send: async (method, path, headers = {}) => readResponse(await app.request(path, { method, headers })),
+      // No socket: a client that hangs up aborts the Request's signal, as runtimes do.
+      send: async (method, path, headers = {}, signal = undefined) =>
+        readResponse(await app.request(path, { method, headers, signal: signal ?? null })),
       close: async () => {},
     };
   },
@@ -202,8 +204,8 @@ const fetchRouter: FrameworkDriver = {
       }
     });
     return {
-      send: async (method, path, headers = {}) =>
-        readResponse(await fetch(`${server.url}${path}`, { method, headers })),
+      send: async (method, path, headers = {}, signal = undefined) =>
+        readResponse(await fetch(`${server.url}${path}`, { method, headers, signal: signal ?? null })),
       close: () => server.close(),
     } satisfies TestApp;
   },

@@ -117,10 +117,16 @@ export interface RateLimitMiddleware extends MiddlewareHandler, KeyControls {}
 /** Hono's compose running a middleware: on the stack of a `rateLimit()` call, a limiter made per request. */
 const HANDLING_FRAME = /[\\/]hono[\\/]dist[\\/](?:cjs[\\/])?compose\.js:/;
 
-/** How the core's lifecycle writes each request's answer; the info goes to `c.set`. */
-const answerAccess = WebAnswer.access<Context>((c, property, info) => {
-  (c.set as (key: string, value: unknown) => void)(property, info);
-});
+/**
+ * How the core's lifecycle writes each request's answer; the info goes to `c.set`. A client that goes
+ * away aborts its `Request`'s signal (on @hono/node-server, when its connection closes early).
+ */
+const answerAccess = WebAnswer.access<Context>(
+  (c, property, info) => {
+    (c.set as (key: string, value: unknown) => void)(property, info);
+  },
+  (c) => c.req.raw.signal,
+);
 
 /**
  * Rate-limiting middleware, app-wide (`app.use`) or on a route; each call is its own limiter with its

@@ -70,7 +70,6 @@ describe('unknown options', () => {
   it.each([
     ['blacklist', 'koa-ratelimit'],
     ['inMemoryBlockDuration', 'rate-limiter-flexible'],
-    ['execEvenly', 'rate-limiter-flexible'],
   ])("says plainly that the peers' %s is not supported", (option, peer) => {
     const attempt = () => build({ ...BASE, [option]: 1 } as Options);
     expect(attempt).toThrow(`@tollgate/test: unknown option '${option}' (from ${peer}): not supported; `);

@@ -10,7 +10,10 @@ import type { HeaderProfile } from './headers.js';
 export interface RateLimitInfo {
   /** The limiter's name (its namespace in the store). */
   readonly limiter: string;
-  /** The decision, with every policy's state. */
+  /**
+   * The decision, with every policy's state. For a request that waited for its turn (`delay`), as it
+   * stood at its turn: `decidedAtMs` is the turn, and `waitedMs` how long the request waited for it.
+   */
   readonly decision: Decision;
   /** The identity the request was charged to, as the key function gave it: `'ip:203.0.113.7'`, `'user:42'`. */
   readonly key: string;

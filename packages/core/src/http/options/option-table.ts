@@ -24,6 +24,7 @@ import {
 import { HEADER_PROFILES, type HeaderProfile } from '../answer/headers.js';
 import { type AllowList, allowListOption } from '../identity/allow-list.js';
 import { byIp, type KeyFunction } from '../identity/request-keys.js';
+import { delaySettings, type ResolvedDelay } from './delay-option.js';
 import type {
   AdapterSettings,
   LimitedMessage,
@@ -223,6 +224,12 @@ export const OPTION_TABLE = {
       resolvePoliciesFor(own, `${settings.adapter}: `);
       return own as Policy | readonly Policy[];
     },
+  },
+  delay: {
+    doc: "hold a request over the limit until its turn, up to `maxWait`, instead of a 429; it goes on with its turn's headers, turns handed out by the store at the limit's rate across servers; a client that hangs up while waiting is not charged; token buckets only, not with a metered `cost` or `dryRun`; see [Waiting for a turn](../../docs/waiting.md#in-http-middleware-delay)",
+    type: "`{ maxWait: number | '2s' | …, maxWaiters?: number, sleep?: (ms, signal) => Promise<void> }` or `false`",
+    default: 'none: refused at once (`maxWaiters`: `1000`)',
+    check: (value, { what }): ResolvedDelay | undefined => delaySettings(value, what),
   },
   ban: {
     doc: "refuse a client outright for `duration` once it was refused `after` times in a row (no request admitted in between): rate-limiter-flexible's `blockDuration`, @fastify/rate-limit's `ban`",

@@ -2,6 +2,7 @@
 import type { DenyCacheOptions } from '../../limiter/deny-cache.js';
 import type { InsuranceOptions } from '../../limiter/insurance.js';
 import type { BanOptions } from '../../limiter/limiter.js';
+import type { Sleep } from '../../limiter/waits.js';
 import type { AlgorithmName, Policy } from '../../model/policy.js';
 import type { Store } from '../../model/store.js';
 import type { Duration } from '../../support/duration.js';
@@ -45,6 +46,32 @@ export interface MeteredCost<Req, Res> {
    * it throws, rejects or returns anything else, the request stays charged `reserve`.
    */
   settle: (request: Req, response: Res) => number | Promise<number>;
+}
+
+/**
+ * The `delay` option: a request over the limit waits up to `maxWait` for its turn instead of a 429.
+ *
+ * @example
+ * // 10 requests per second per client; a burst beyond it is spread out over up to 2 s, not refused.
+ * const delay: DelayOptions = { maxWait: '2s' };
+ */
+export interface DelayOptions {
+  /**
+   * The longest a request waits for its turn: ms or a string such as `'2s'`, above 0 and at most
+   * 2^31 − 1 ms. A request whose turn is further off is refused at once, as without `delay`.
+   */
+  maxWait: Duration;
+  /**
+   * The most requests that may wait at once, in this process (with `limit` as a function of the request:
+   * per distinct limit). Past it, a request does not wait: it goes on if the tokens are there now, else
+   * it is refused at once. Default: `1000`.
+   */
+  maxWaiters?: number;
+  /**
+   * How a request sleeps until its turn. Inject one in tests, beside the store's `clock`, so that no
+   * real time passes. Default: a timer.
+   */
+  sleep?: Sleep;
 }
 
 /** What a 429 answer says instead of the default problem details: text, a JSON object, or a function. */
@@ -163,6 +190,17 @@ export interface RateLimitOptions<Req, Res = unknown> {
    * keeps knocking. Default: `{ maxKeys: 10_000 }` (off in front of a `MemoryStore`). `false`: off.
    */
   denyCache?: false | DenyCacheOptions;
+  /**
+   * Hold a request over the limit until its turn, up to `delay.maxWait`, instead of answering 429: it
+   * then goes on with the rate-limit headers of its turn. A request whose turn is further off is refused
+   * at once. The store hands out turns in the order it saw the requests and at the limit's rate, across
+   * every server that shares it. A client that hangs up while it waits is neither charged nor served.
+   * Token buckets only; not with a metered `cost` or `dryRun`. See docs/waiting.md. Default: none.
+   *
+   * @example
+   * app.use(rateLimit({ limit: 10, window: '1s', delay: { maxWait: '2s' } }));
+   */
+  delay?: false | DelayOptions;
   /**
    * Refuse a client outright for `duration` once it was refused `after` times in a row (no request
    * admitted in between): rate-limiter-flexible's `blockDuration`, @fastify/rate-limit's `ban`. Such

@@ -7,6 +7,7 @@ import { parseDuration } from '../../support/duration.js';
 import { TollgateOptionError } from '../../support/option-error.js';
 import { rejectUnknownNames } from '../../support/unknown-names.js';
 import { isSettingsObject, ownOptions } from '../../support/value-checks.js';
+import { whyDelayCannotWait } from './delay-option.js';
 import {
   type CheckedOptions,
   DEFAULT_LIMIT,
@@ -103,6 +104,11 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
     (isZeroLimit(staticPolicies)
       ? [resolveZeroLimit(staticPolicies, `${prefix}: `)]
       : resolvePoliciesFor(staticPolicies, `${prefix}: `));
+  if (rest.delay !== undefined) {
+    const metered = typeof rest.cost === 'object';
+    const why = whyDelayCannotWait({ policies: resolved, algorithm, metered, dryRun: rest.dryRun });
+    if (why !== undefined) throw new TollgateOptionError(`${prefix}: ${why}`);
+  }
   return ownOptions({
     ...rest,
     policies: staticPolicies,

@@ -1,7 +1,7 @@
 /**
- * Options of the rate limiters people move from (express-rate-limit, @fastify/rate-limit, koa-ratelimit,
- * rate-limiter-flexible, @nestjs/throttler), with what to write instead, or a plain "not supported" where
- * Tollgate has none.
+ * Options of the rate limiters people move from (express-rate-limit, express-slow-down,
+ * @fastify/rate-limit, koa-ratelimit, rate-limiter-flexible, @nestjs/throttler), with what to write
+ * instead, or a plain "not supported" where Tollgate has none.
  */
 import type { NameHint } from '../../support/unknown-names.js';
 
@@ -21,8 +21,10 @@ const INSURANCE =
 const DENY_CACHE =
   'denyCache (on by default in front of a RedisStore: a client the store told to wait is answered in process until the wait is over)';
 const BAN = 'ban: { after, duration } (after refusals in a row, refused for duration)';
-const NO_DELAY =
-  'Tollgate never delays a request, it answers at once; burst: 1 spaces requests evenly by refusing early ones';
+const EVENLY =
+  'delay: { maxWait } with burst: 1 (past the limit a request waits for its turn, and turns come one every window / limit; see docs/waiting.md)';
+const SLOW_DOWN =
+  "delay: { maxWait } with limit and window: past the limit, a request waits for its turn at the limit's rate instead of a 429 (see docs/migrating-from-express-slow-down.md)";
 
 const notSupported = (from: string, unsupported: string): NameHint => ({ from, unsupported });
 
@@ -99,6 +101,9 @@ export const PEER_OPTIONS: ReadonlyMap<string, NameHint> = new Map<string, NameH
       'the deny cache (denyCache) answers in process exactly as long as the wait, never longer',
     ),
   ],
-  ['execEvenly', notSupported(FLEXIBLE, NO_DELAY)],
-  ['execEvenlyMinDelayMs', notSupported(FLEXIBLE, NO_DELAY)],
+  ['execEvenly', { use: EVENLY }],
+  ['execEvenlyMinDelayMs', { use: EVENLY }],
+  ['delayAfter', { use: SLOW_DOWN }],
+  ['delayMs', { use: SLOW_DOWN }],
+  ['maxDelayMs', { use: SLOW_DOWN }],
 ]);

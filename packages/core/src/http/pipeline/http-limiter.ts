@@ -15,6 +15,7 @@ import { Warnings } from '../../support/warnings.js';
 import type { NodeResponse, RateLimitInfo, RateLimitOutcome, RateLimitRejection } from '../answer/outcome.js';
 import { refusalStatus } from '../answer/problem.js';
 import { ProblemAnswers, rejectionOf } from '../answer/rejections.js';
+import { decisionAtTurn } from '../answer/turn.js';
 import { compileAllowList } from '../identity/allow-list.js';
 import { requestIdentity } from '../identity/request-identity.js';
 import type { RequestAccess } from '../identity/request-keys.js';
@@ -45,8 +46,17 @@ export interface HttpLimiter<Req, Res = unknown> extends KeyControls {
   readonly handler: unknown;
   /** Whether it was made with `overrides: true`: its {@link KeyControls} may set overrides. */
   readonly overrides: boolean;
-  /** Decides a request: skip, allow or limit, with the headers to send. Charges the store once per call. */
-  check(request: Req): Promise<RateLimitOutcome>;
+  /**
+   * Whether it was made with `delay`: a check may hold a request for its turn, and should be given a
+   * signal that aborts when the client goes away.
+   */
+  readonly waits: boolean;
+  /**
+   * Decides a request: skip, allow or limit, with the headers to send. Charges the store once per call.
+   * With `delay`, an allowed request may resolve only at its turn; `signal` aborting while it waits
+   * gives the turn back and rejects with the signal's reason.
+   */
+  check(request: Req, signal?: AbortSignal): Promise<RateLimitOutcome>;
   /**
    * The answer to a limited request: `statusCode` (429), or 403 when its cost exceeds a capacity; the
    * body is the `message` option, else RFC 9457 problem details.
@@ -144,6 +154,7 @@ export function createHttpLimiter<Req, Res = unknown>(
   );
 
   const identityOf = requestIdentity(config.key, access, warnings, settings);
+  const maxWaitMs = config.delay?.maxWaitMs;
 
   /** A request not checked (`skip`, `allowList`). */
   function skipped(): RateLimitOutcome {
@@ -156,9 +167,10 @@ export function createHttpLimiter<Req, Res = unknown>(
     requestPropertyName: config.requestPropertyName,
     handler: config.handler,
     overrides: config.overrides === true,
+    waits: maxWaitMs !== undefined,
     countByResponse: countByResponse ?? COUNT_EVERY_RESPONSE,
 
-    async check(request) {
+    async check(request, signal) {
       if (config.skip && (await config.skip(request))) return skipped();
       setup.request(request);
       const keyed = identityOf(request);
@@ -195,13 +207,23 @@ export function createHttpLimiter<Req, Res = unknown>(
                 },
               };
         // A metered cost is reserved (charged as `consume` charges it) and settled once the response ends.
-        if (metered === undefined) {
-          decision = await bound.limiter.consume(identity, checkOptions);
-        } else {
+        // With `delay`, the request may wait for its turn (a metered cost never waits: see the options).
+        if (metered !== undefined) {
           reservation = await bound.limiter.reserve(identity, cost, reserveOptionsOf(checkOptions));
           decision = reservation.decision;
+        } else if (maxWaitMs === undefined) {
+          decision = await bound.limiter.consume(identity, checkOptions);
+        } else {
+          const waited = await bound.limiter.consume(identity, {
+            ...checkOptions,
+            maxWait: maxWaitMs,
+            signal,
+          });
+          decision = decisionAtTurn(waited);
         }
       } catch (error) {
+        // The client went away while it waited: its turn was given back, and nobody is left to answer.
+        if (signal?.aborted) throw error;
         // The store failed and the answer is to pass or to fail; anything else is the app's error.
         const answer = chosen ?? staticAnswer;
         if (answer !== 'allow' && answer !== 'deny') throw error;

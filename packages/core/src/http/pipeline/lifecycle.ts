@@ -37,6 +37,12 @@ export interface ResponseAccess<Req, Res> {
    */
   expose?(request: Req, property: string, info: RateLimitInfo): void;
   /**
+   * A signal that aborts when the client goes away, for a request that may wait for its turn (`delay`):
+   * a Fetch `Request`'s `signal`, say; `undefined` when the runtime tells no such thing. Optional: by
+   * default, the Node.js response's `'close'` before it ended.
+   */
+  hangUp?(request: Req, response: Res): AbortSignal | undefined;
+  /**
    * Answers a refused request with `rejection`: its status, content type and body, as they are. `info`
    * is the refused request's, when a rate limiter (not a concurrency limiter) refused it.
    */
@@ -69,7 +75,9 @@ export interface CheckingLimiter<Req, Res> {
   readonly requestPropertyName: string | undefined;
   /** The adapter's own `handler` option: when set, a refusal is left to it. */
   readonly handler: unknown;
-  check(request: Req): Promise<RateLimitOutcome>;
+  /** Whether a check may hold a request for its turn (`delay`): it is then given a hang-up signal. */
+  readonly waits?: boolean;
+  check(request: Req, signal?: AbortSignal): Promise<RateLimitOutcome>;
   rejection(request: Req, info: RateLimitInfo): Promise<RateLimitRejection>;
   countByResponse(info: RateLimitInfo, request: Req, response: Res, raw: NodeResponse): void;
 }
@@ -78,7 +86,8 @@ export interface CheckingLimiter<Req, Res> {
  * A rate limiter's whole request lifecycle, built once per limiter. The returned function never throws
  * and never rejects: whatever fails comes back as `error`, for the framework's error handling.
  * - A client that went away before the check is neither charged nor served; one that went away during
- *   it stays charged (hanging up must not erase a charge) and is not served either.
+ *   it stays charged (hanging up must not erase a charge) and is not served either, except while it
+ *   waits for its turn (`delay`): that turn is given back.
  * - Headers and the refusal are written only while the head is not sent (a timeout middleware may have
  *   answered already); a refused request whose head is out is not served.
  * - With the adapter's own `handler` option, a refusal is left to it.
@@ -95,6 +104,12 @@ export function rateLimitLifecycle<Req, Res>(
   const hasHandler = limiter.handler !== undefined;
   const expose = access.expose?.bind(access) ?? exposeOnRequest;
   const getHeader = access.getHeader.bind(access);
+  const hangUp: ((request: Req, response: Res, raw: NodeResponse) => AbortSignal | undefined) | undefined =
+    limiter.waits !== true
+      ? undefined
+      : access.hangUp === undefined
+        ? (_request, _response, raw) => closeSignal(raw)
+        : (request, response) => access.hangUp?.(request, response);
 
   /**
    * Sets the outcome's headers. A later limiter on the same response (a route's, after the app-wide
@@ -119,12 +134,14 @@ export function rateLimitLifecycle<Req, Res>(
 
   return async function handle(request, response) {
     const raw = access.node(response);
+    let signal: AbortSignal | undefined;
     try {
       if (clientGone(raw)) return STOPPED;
-      const outcome = await limiter.check(request);
+      signal = hangUp?.(request, response, raw);
+      const outcome = await limiter.check(request, signal);
       if (outcome.kind === 'skipped') return NEXT;
       if (property !== undefined && outcome.info !== undefined) expose(request, property, outcome.info);
-      if (clientGone(raw)) return STOPPED;
+      if (clientGone(raw) || signal?.aborted === true) return STOPPED;
       const headSent = raw.headersSent === true;
       if (!headSent) writeHeaders(outcome, response);
       if (outcome.kind === 'allowed') {
@@ -134,10 +151,23 @@ export function rateLimitLifecycle<Req, Res>(
       if (outcome.kind === 'error') return { kind: 'error', error: outcome.error };
       return headSent ? STOPPED : await refuse(request, response, outcome.info);
     } catch (error) {
-      // A client that left while its key was read (its address went with it) is answered to nobody.
-      return clientGone(raw) ? STOPPED : { kind: 'error', error };
+      // A client that left while its key was read (its address went with it), or while it waited for its
+      // turn, is answered to nobody.
+      return clientGone(raw) || signal?.aborted === true ? STOPPED : { kind: 'error', error };
     }
   };
+}
+
+/**
+ * A signal that aborts once the Node.js response closes before it ended: the client went away. Built
+ * only for a limiter that may hold a request, after `clientGone` said the client is still there.
+ */
+function closeSignal(raw: NodeResponse): AbortSignal {
+  const controller = new AbortController();
+  raw.once('close', () => {
+    if (!raw.writableEnded) controller.abort();
+  });
+  return controller.signal;
 }
 
 /**

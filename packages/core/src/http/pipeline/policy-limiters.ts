@@ -102,6 +102,7 @@ function binder<Req>(
           ...(config.exponentialBackoff ? { exponentialBackoff: true } : {}),
           ...(config.continueExceeding ? { continueExceeding: true } : {}),
           ...(config.overrides ? { overrides: true } : {}),
+          ...(config.delay ? { maxWaiters: config.delay.maxWaiters, sleep: config.delay.sleep } : {}),
         });
     const writeHeaders = headerWriter(limiter.policies);
     // A degraded decision is the insurance's: its headers advertise the insurance's own quota.

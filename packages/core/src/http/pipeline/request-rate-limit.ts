@@ -31,11 +31,13 @@ export class RequestRateLimit implements RateLimitInfo {
   static {
     // Where the charge was made is the only place it may be given back: the insurance limiter for a
     // degraded decision, else the store. A denied request was charged nothing. A reservation knows both,
-    // and gives back or settles at most once.
+    // and gives back or settles at most once. A request that waited (`delay`) has the decision of its
+    // turn: it was charged `waitedMs` before.
     refundCharge = async (info) => {
       if (info.#reservation !== undefined) return info.#reservation.cancel();
-      const { allowed, cost, degraded, decidedAtMs } = info.decision;
-      if (allowed) await info.#decidedBy.refund(info.key, cost, { degraded, chargedAtMs: decidedAtMs });
+      const { allowed, cost, degraded, decidedAtMs, waitedMs = 0 } = info.decision;
+      const chargedAtMs = decidedAtMs - waitedMs;
+      if (allowed) await info.#decidedBy.refund(info.key, cost, { degraded, chargedAtMs });
     };
     settleCharge = async (info, actualCost) => {
       await info.#reservation?.settle(actualCost);

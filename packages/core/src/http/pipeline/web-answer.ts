@@ -94,12 +94,19 @@ export class WebAnswer implements NodeResponse {
     return answer;
   }
 
-  /** How the core's lifecycle writes to answers; `expose` puts a request's info where the app reads it. */
+  /**
+   * How the core's lifecycle writes to answers; `expose` puts a request's info where the app reads it.
+   * `hangUp` gives the signal that aborts when the client goes away, for a limiter with `delay`: by
+   * default the request's own `signal` when the request is a Fetch `Request` (a framework's context,
+   * such as Hono's, says where its `Request` is).
+   */
   static access<Req>(
     expose: NonNullable<ResponseAccess<Req, WebAnswer>['expose']>,
+    hangUp: (request: Req) => AbortSignal | undefined = signalOfRequest,
   ): ResponseAccess<Req, WebAnswer> {
     return {
       node: (answer) => answer,
+      hangUp,
       getHeader: (answer, name) => answer.headers[name],
       setHeaders: (answer, headers) => void Object.assign(answer.headers, headers),
       removeHeader: (answer, name) => void delete answer.headers[name],
@@ -217,6 +224,10 @@ export class WebAnswer implements NodeResponse {
 }
 
 const newResponse = (body: string | null, init: ResponseInit): Response => new Response(body, init);
+
+/** A Fetch `Request`'s signal, which aborts when its client goes away; nothing for anything else. */
+const signalOfRequest = (request: unknown): AbortSignal | undefined =>
+  request instanceof Request ? request.signal : undefined;
 
 /**
  * The Node.js response in a runtime's `bindings`, if there is one: @hono/node-server passes

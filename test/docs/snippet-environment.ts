@@ -17,6 +17,23 @@ export const INSTALLED_ELSEWHERE: Readonly<Record<string, { readonly as: string;
  * `not-checked`.
  */
 export const UNINSTALLED_MODULES = `
+declare module '@nestjs/graphql' {
+  interface FieldOptions { nullable?: boolean }
+  export function Resolver(): ClassDecorator;
+  export function Query(returns: () => unknown, options?: FieldOptions): MethodDecorator;
+  export function Mutation(returns: () => unknown, options?: FieldOptions): MethodDecorator;
+}
+declare module '@nestjs/websockets' {
+  export interface OnGatewayConnection {
+    handleConnection(client: any, ...args: any[]): any;
+  }
+  export function WebSocketGateway(options?: { path?: string }): ClassDecorator;
+  export function SubscribeMessage(message: string): MethodDecorator;
+}
+declare module '@nestjs/microservices' {
+  export function MessagePattern(pattern: unknown): MethodDecorator;
+  export function EventPattern(pattern: unknown): MethodDecorator;
+}
 declare module '@nestjs/config' {
   export class ConfigModule {}
   export class ConfigService {

@@ -8,6 +8,7 @@ import { CORE_RESULT_PREFIX, type CoreResults } from './core-results.js';
 import { memoryRows } from './memory-rows.js';
 import { redisRows } from './redis-rows.js';
 import { sliceRows } from './slice-rows.js';
+import { waitRows } from './wait-rows.js';
 
 const [redisUrl = '', configJson = '{}'] = process.argv.slice(2);
 const config = JSON.parse(configJson) as BenchConfig;
@@ -32,6 +33,14 @@ try {
         client,
         stats,
         serialChecks: config.coreChecks.serial,
+        concurrentChecks: config.coreChecks.concurrent,
+        rounds: config.coreRounds,
+        seed: config.seed,
+      })),
+      // A call that waits for its turn (what `delay` runs per request) beside one refused at once.
+      ...(await waitRows({
+        client,
+        stats,
         concurrentChecks: config.coreChecks.concurrent,
         rounds: config.coreRounds,
         seed: config.seed,

@@ -8,11 +8,18 @@ import { parseList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
 import type { NodeResponse, RateLimitOutcome } from '../../src/http/answer/outcome.js';
 import { decisionAtTurn } from '../../src/http/answer/turn.js';
-import type { RateLimitOptions } from '../../src/http/options/option-types.js';
+import type { DelayOptions, RateLimitOptions } from '../../src/http/options/option-types.js';
 import { createHttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { type ResponseAccess, rateLimitLifecycle } from '../../src/http/pipeline/lifecycle.js';
 import type { Decision, PolicyDecision } from '../../src/model/decision.js';
-import { type FakeRequest, fakeAccess, recordingLogger, storeOnClock, TEST_ADAPTER } from './fixtures.js';
+import {
+  type FakeRequest,
+  failingStore,
+  fakeAccess,
+  recordingLogger,
+  storeOnClock,
+  TEST_ADAPTER,
+} from './fixtures.js';
 
 type Options = RateLimitOptions<FakeRequest>;
 
@@ -25,13 +32,24 @@ function manualSleeps() {
   return { sleeps, sleep };
 }
 
-/** 1 per 10 s (a token every 10 s, a bucket of 1), requests waiting up to 25 s, on a hand-moved clock. */
-function setup(options: Options = {}) {
+/**
+ * 1 per 10 s (a token every 10 s, a bucket of 1), requests waiting up to 25 s, on a hand-moved clock and
+ * a hand-woken sleep; `delay` fields given are added to those.
+ */
+function setup({ delay, ...options }: Omit<Options, 'delay'> & { delay?: Partial<DelayOptions> } = {}) {
   const { clock, store } = storeOnClock();
   const { sleeps, sleep } = manualSleeps();
   const { logger } = recordingLogger();
   const limiter = createHttpLimiter<FakeRequest>(
-    { limit: 1, window: '10s', name: 'delayed', store, logger, delay: { maxWait: '25s', sleep }, ...options },
+    {
+      limit: 1,
+      window: '10s',
+      name: 'delayed',
+      store,
+      logger,
+      ...options,
+      delay: { maxWait: '25s', sleep, ...delay },
+    },
     fakeAccess,
     TEST_ADAPTER,
   );
@@ -93,6 +111,38 @@ describe('a limiter with delay', () => {
     expect(sleeps.map((s) => s.ms)).toEqual([10_000, 10_000]);
     sleeps[1]?.wake();
     expect((await next).kind).toBe('allowed');
+  });
+
+  it('holds no more than maxWaiters requests at once: past it, a request over the limit is refused at once', async () => {
+    const { limiter, sleeps } = setup({ delay: { maxWaiters: 1 } });
+    await limiter.check(CLIENT);
+    const waiting = limiter.check(CLIENT);
+    await settle();
+    expect((await limiter.check(CLIENT)).kind).toBe('limited');
+    expect(sleeps).toHaveLength(1);
+    sleeps[0]?.wake();
+    expect((await waiting).kind).toBe('allowed');
+  });
+
+  it('when the store fails, lets the insurance limiter decide at once: nothing is held', async () => {
+    const { logger } = recordingLogger();
+    const { sleeps, sleep } = manualSleeps();
+    const limiter = createHttpLimiter<FakeRequest>(
+      {
+        limit: 1,
+        window: '10s',
+        store: failingStore(new Error('down')),
+        logger,
+        delay: { maxWait: '25s', sleep },
+      },
+      fakeAccess,
+      TEST_ADAPTER,
+    );
+    const first = await limiter.check(CLIENT);
+    expect(first.kind).toBe('allowed');
+    expect((first as { info: { decision: Decision } }).info.decision.degraded).toBe(true);
+    expect((await limiter.check(CLIENT)).kind).toBe('limited');
+    expect(sleeps).toEqual([]);
   });
 
   it("passes a hang-up through even with onStoreError: 'allow', which would otherwise let the request on", async () => {

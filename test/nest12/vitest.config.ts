@@ -19,10 +19,22 @@ const NEST_PACKAGES = [
   'microservices',
 ] as const;
 
-const nest12 = NEST_PACKAGES.map((name) => ({
+/**
+ * What examples/nestjs-graphql imports besides those, resolved from here: the example, tested from
+ * `contexts/example.test.ts`, then needs no install of its own to be tested.
+ */
+const EXAMPLE_PACKAGES = [
+  '@nestjs/apollo',
+  '@nestjs/graphql',
+  '@nestjs/platform-ws',
+  '@tollgate/nestjs',
+  'reflect-metadata',
+] as const;
+
+const nest12 = [...NEST_PACKAGES.map((name) => `@nestjs/${name}`), ...EXAMPLE_PACKAGES].map((name) => ({
   // Exactly the package's name: a subpath (`@nestjs/core/package.json`) resolves as usual.
-  find: new RegExp(`^@nestjs/${name}$`),
-  replacement: fileURLToPath(import.meta.resolve(`@nestjs/${name}`)),
+  find: new RegExp(`^${name}$`),
+  replacement: fileURLToPath(import.meta.resolve(name)),
 }));
 
 export default defineConfig({

@@ -56,7 +56,7 @@ function fieldOf(type: unknown, name: string): GraphQLField<unknown, unknown> {
 }
 
 /** The limit's options but the key, which each server reads from its own context. */
-export type LimitOptions = Omit<CostLimitOptions<unknown>, 'key' | 'dryRun'>;
+export type LimitOptions = Omit<CostLimitOptions<unknown>, 'key' | 'dryRun'> & { dryRun?: boolean };
 
 /** A server listening on a loopback port. */
 export interface RunningServer {

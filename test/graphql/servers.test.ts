@@ -48,10 +48,10 @@ function errorOf(answer: GraphQLAnswer) {
 
 describe.each(STORES)('the cost limit on $name', ({ create }) => {
   describe.each(SERVER_KINDS)('in %s', (kind) => {
-    async function running() {
+    async function running(dryRun = false) {
       const store = create();
       const calls: ResolverCalls = { users: 0, posts: 0 };
-      const server = await startServer(kind, countingSchema(calls), { ...BUDGET, store });
+      const server = await startServer(kind, countingSchema(calls), { ...BUDGET, store, dryRun });
       // No deny cache: a peek at a cost above what is left would answer the next peeks from it.
       const budget = createLimiter({ store, policies: BUDGET, namespace: 'graphql', denyCache: false });
       /** Points left in the user's bucket, owed ones below 0 (one token comes back every 600 ms). */
@@ -137,6 +137,27 @@ describe.each(STORES)('the cost limit on $name', ({ create }) => {
             throttleStatus: { maximumAvailable: 100, currentlyAvailable: 90, restoreRate: 100 / 60 },
           });
         }
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('in dry run, lets a refused operation run uncharged, reporting its cost', async () => {
+      const { server, calls, left } = await running(true);
+      try {
+        const answer = await post(server.url, 'ada', FAN_OUT);
+        expect(answer.status).toBe(200);
+        expect(answer.body.errors).toBeUndefined();
+        expect(answer.body.extensions?.cost).toEqual({
+          requested: 10_101,
+          actual: 1 + 3 * (1 + 2),
+          throttleStatus: { maximumAvailable: 100, currentlyAvailable: 100, restoreRate: 100 / 60 },
+        });
+        expect(calls.users).toBe(1);
+        expect(await left('ada')).toBe(100); // a would-be refusal is charged nothing
+        // What fits is charged as without dry run.
+        await post(server.url, 'ada', SMALLER_THAN_ASKED);
+        expect(await left('ada')).toBe(90);
       } finally {
         await server.close();
       }

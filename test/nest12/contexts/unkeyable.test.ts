@@ -7,14 +7,19 @@ import type { ExecutionContext } from '@nestjs/common';
 import { ExecutionContextHost } from '@nestjs/core/internal';
 import { Test } from '@nestjs/testing';
 import { ClientAddressError } from '@tollgate/core';
-import { type NestRpcRequest, TollgateGuard, TollgateModule } from '@tollgate/nestjs';
+import {
+  type NestRpcRequest,
+  TollgateGuard,
+  TollgateModule,
+  type TollgateModuleOptions,
+} from '@tollgate/nestjs';
 import { describe, expect, it } from 'vitest';
 
 class Handlers {
   handle() {}
 }
 
-async function guardOf(options: Parameters<typeof TollgateModule.forRoot>[0]): Promise<TollgateGuard> {
+async function guardOf<Req>(options: TollgateModuleOptions<Req>): Promise<TollgateGuard> {
   const moduleRef = await Test.createTestingModule({
     imports: [TollgateModule.forRoot(options)],
     providers: [TollgateGuard],

@@ -12,8 +12,8 @@ export type RateLimitMark = { readonly options: RouteRateLimitOptions<never> } |
 export type RouteRateLimitOptions<Req = NestHttpRequest> = Partial<TollgateModuleOptions<Req>>;
 
 /**
- * The route's own limiter, instead of the module's app-wide one: on a controller, for each of its
- * handlers; on a handler, over its controller's. It inherits the module's options (`store`, `key`, …)
+ * The route's own limiter, instead of the module's app-wide one: on a class (a controller, a GraphQL
+ * resolver, a WebSocket gateway), for each of its handlers; on a handler, over its class's. It inherits the module's options (`store`, `key`, …)
  * except `name`, and a `limit`/`window` here replaces the module's `policies` (and the other way round).
  * Each `@RateLimit` is a limiter of its own, with buckets of its own unless two share a `name`; all are
  * built when the app starts, so bad options stop it. It limits where `TollgateGuard` runs (globally, or
@@ -29,8 +29,9 @@ export function RateLimit<Req = NestHttpRequest>(options: RouteRateLimitOptions<
 }
 
 /**
- * No rate limit for this controller or handler: `TollgateGuard` lets its requests through uncounted and
- * without headers. On a handler, it wins over its controller's `@RateLimit`, and the other way round.
+ * No rate limit for this class (a controller, a resolver, a gateway) or handler: `TollgateGuard` lets its
+ * calls through uncounted and without headers. On a handler, it wins over its class's `@RateLimit`, and
+ * the other way round.
  *
  * @example
  * @SkipRateLimit()

@@ -3,7 +3,7 @@
  * message to its handler's limiter, and refuses the way each context answers.
  */
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { ClientAddressError } from '@tollgate/core';
+import { ClientAddressError, type RateLimitInfo, type RateLimitRejection } from '@tollgate/core';
 import { graphqlCall } from './contexts/graphql.js';
 import { isEventHandler, messageRefusal, rpcRequest, wsRequest } from './contexts/messages.js';
 import { GraphQLRateLimitError } from './graphql-rate-limit-error.js';
@@ -94,9 +94,9 @@ async function checkGraphQL(limiter: ContextLimiter, args: readonly unknown[]): 
     );
   }
   if (response !== undefined) return handled(limiter.graphql, request, response);
-  const { checked, refused } = await check(limiter, request);
+  const refused = await refusalOf(limiter, request);
   if (refused !== undefined) throw new GraphQLRateLimitError(refused.rejection, refused.info);
-  return checked;
+  return true;
 }
 
 /**
@@ -109,18 +109,26 @@ async function checkMessage(
   request: object,
   type: 'ws' | 'rpc' | 'event',
 ): Promise<boolean> {
-  const { checked, refused } = await check(limiter, request);
-  if (refused === undefined) return checked;
+  const refused = await refusalOf(limiter, request);
+  if (refused === undefined) return true;
   if (type === 'event') throw new RateLimitException(refused.rejection, refused.info);
   const details = refusalDetails(refused.rejection, refused.info);
   throw await messageRefusal(type, details, refusalSentence(details));
 }
 
-/** A check without an HTTP response: let through (skipped or allowed), refused, or its error thrown. */
-async function check(limiter: ContextLimiter, request: object) {
+/** A refused call: the answer an HTTP refusal would carry, and the call's rate limit. */
+interface Refusal {
+  readonly rejection: RateLimitRejection;
+  readonly info: RateLimitInfo;
+}
+
+/**
+ * A check without an HTTP response: `undefined` to go on (skipped, or allowed), else the refusal; the
+ * check's error (a store failure under `onStoreError: 'deny'`, `throwOnLimit`'s) is thrown.
+ */
+async function refusalOf(limiter: ContextLimiter, request: object): Promise<Refusal | undefined> {
   const outcome = await limiter.limiter.check(request as never);
   if (outcome.kind === 'error') throw outcome.error;
-  if (outcome.kind !== 'limited') return { checked: true, refused: undefined };
-  const rejection = await limiter.limiter.rejection(request as never, outcome.info);
-  return { checked: false, refused: { rejection, info: outcome.info } };
+  if (outcome.kind !== 'limited') return undefined;
+  return { rejection: await limiter.limiter.rejection(request as never, outcome.info), info: outcome.info };
 }

@@ -23,7 +23,8 @@ export interface ContextLimiter {
 /**
  * The limiters `TollgateGuard` runs, provided by `TollgateModule` (built by it, from its options and
  * Nest's reflector and discovery). The module's options are checked
- * when it is built, each `@RateLimit` when the app starts (its controllers found by Nest's discovery):
+ * when it is built, each `@RateLimit` when the app starts (its controllers, resolvers and gateways found
+ * by Nest's discovery):
  * bad options stop the app with a `TypeError`. Inject it for its key controls, which reach the
  * app-wide limiter and every route's: `resetKey`, and `setOverride`, `removeOverride`, `getOverride`
  * in those made with `overrides: true`.

@@ -19,6 +19,8 @@ export interface GraphQLSetup {
   readonly name: string;
   readonly platform: 'Express' | 'Fastify';
   readonly driver: 'Apollo' | 'Mercurius';
+  /** Apollo on Fastify: the driver's own context (`{ req }`), without the reply the others are given. */
+  readonly withoutReply?: boolean;
 }
 
 export const graphqlSetups: readonly GraphQLSetup[] = [
@@ -73,7 +75,9 @@ export function graphqlModule(setup: GraphQLSetup) {
     autoSchemaFile: true,
     graphiql: false,
     subscriptions: { 'graphql-ws': true },
-    ...(setup.platform === 'Fastify' ? { context: (req: unknown, reply: unknown) => ({ req, reply }) } : {}),
+    ...(setup.platform === 'Fastify' && !setup.withoutReply
+      ? { context: (req: unknown, reply: unknown) => ({ req, reply }) }
+      : {}),
   });
 }
 

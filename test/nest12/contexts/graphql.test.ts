@@ -163,3 +163,29 @@ describe.each(graphqlSetups)('GraphQL: $name', (setup) => {
     });
   });
 });
+
+describe("GraphQL: Apollo on Fastify, the driver's own context", () => {
+  it('limits without headers when the context holds no reply', async () => {
+    const setup = {
+      name: 'Apollo on Fastify',
+      platform: 'Fastify',
+      driver: 'Apollo',
+      withoutReply: true,
+    } as const;
+    const app = await startGraphQLApp(setup, {
+      imports: [TollgateModule.forRoot({ name: 'site', limit: 3, window: '1h' })],
+      providers: [SearchResolver, TicksResolver, { provide: APP_GUARD, useClass: TollgateGuard }],
+    });
+    try {
+      const first = await app.query('{ search }');
+      expect(first.data).toEqual({ search: 'found' });
+      expect(first.headers.ratelimit).toBeUndefined();
+      await app.query('{ search }');
+      const refused = await app.query('{ search }');
+      expectRefusal(refused.errors?.[0], 'search', '2-per-1m');
+      expect(refused.headers['retry-after']).toBeUndefined();
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -76,6 +76,9 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
   fetch: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit', 'withConcurrencyLimit', 'withRateLimit'].sort(),
   graphql: [
     'CostLimitError',
+    'MemoryStore',
+    'RedisStore',
+    'TollgateError',
     'apolloCostLimit',
     'costDirectives',
     'estimateCost',

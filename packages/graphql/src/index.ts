@@ -4,6 +4,15 @@
  * Tollgate's limiters (in memory or on Redis).
  */
 
+/** The stores and the error family, so an app imports what its limit needs from this package. */
+export {
+  type HeaderProfile,
+  MemoryStore,
+  type Policy,
+  RedisStore,
+  type Store,
+  TollgateError,
+} from '@tollgate/core';
 export type { OperationToCost } from './cost/operation.js';
 export { costDirectives } from './cost/schema-costs.js';
 export { estimateCost } from './estimate-cost.js';

@@ -93,8 +93,13 @@ async function checkGraphQL(limiter: ContextLimiter, args: readonly unknown[]): 
         'no key can be read: keep the request in the context your context function returns',
     );
   }
-  if (response !== undefined) return handled(limiter.graphql, request, response);
-  const refused = await refusalOf(limiter, request);
+  // One operation checks its request once per guarded resolver (a subscription's upgrade request once
+  // per start): each check gets a view of its own, so that the limiter does not take a second check of
+  // one request for a limiter mounted twice. The view reads through to the request (its `ip` getter
+  // included); `forGraphQL` puts the info on the request itself.
+  const call: object = Object.create(request);
+  if (response !== undefined) return handled(limiter.graphql, call, response);
+  const refused = await refusalOf(limiter, call);
   if (refused !== undefined) throw new GraphQLRateLimitError(refused.rejection, refused.info);
   return true;
 }

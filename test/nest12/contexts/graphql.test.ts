@@ -88,6 +88,27 @@ function rateLimit({ status, headers }: GraphQLAnswer) {
   return draft10({ status, headers, body: '' }, 'ratelimit');
 }
 
+/** Reads the call's rate limit where the guard put it: the HTTP request's `rateLimit`. */
+@Resolver()
+class InfoResolver {
+  @Query(() => Int, { nullable: true })
+  remaining(
+    _root: unknown,
+    _args: unknown,
+    context: { req: { rateLimit?: RateLimitInfo } },
+  ): number | undefined {
+    return context.req.rateLimit?.remaining;
+  }
+
+  @RateLimit({ name: 'ticks-info', limit: 5, window: '1h' })
+  @Subscription(() => Int, { resolve: (payload: { ticks: number }) => payload.ticks })
+  ticks() {
+    return (async function* ticks() {
+      yield { ticks: 1 };
+    })();
+  }
+}
+
 function expectRefusal(error: unknown, field: string, policy: string) {
   expect(error).toMatchObject({
     message: expect.stringMatching(/^Too many requests: retry in \d+ seconds?\.$/),
@@ -184,6 +205,27 @@ describe("GraphQL: Apollo on Fastify, the driver's own context", () => {
       const refused = await app.query('{ search }');
       expectRefusal(refused.errors?.[0], 'search', '2-per-1m');
       expect(refused.headers['retry-after']).toBeUndefined();
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('GraphQL: one operation, several checks of one limiter', () => {
+  it("is no double count to warn of, and the resolver reads its call's rate limit on the request", async () => {
+    const logged: string[] = [];
+    const logger = { warn: (line: string) => logged.push(line), error: (line: string) => logged.push(line) };
+    const app = await startGraphQLApp(graphqlSetups[0] as (typeof graphqlSetups)[number], {
+      imports: [TollgateModule.forRoot({ name: 'site', limit: 10, window: '1h', logger })],
+      providers: [SearchResolver, InfoResolver, { provide: APP_GUARD, useClass: TollgateGuard }],
+    });
+    try {
+      const answer = await app.query('{ search suggest remaining }');
+      expect(answer.data).toEqual({ search: 'found', suggest: 'suggested', remaining: 9 });
+      const again = await app.subscribe('subscription { ticks }');
+      expect(again).toEqual({ data: { ticks: 1 } });
+      expect(await app.subscribe('subscription { ticks }')).toEqual({ data: { ticks: 1 } });
+      expect(logged.filter((line) => line.includes('TOLLGATE_DOUBLE_COUNT'))).toEqual([]);
     } finally {
       await app.close();
     }

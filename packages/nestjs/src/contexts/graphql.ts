@@ -78,7 +78,8 @@ const SEVERAL = {};
  * `access` for GraphQL: a refusal is thrown as a {@link GraphQLRateLimitError}, and a limiter that
  * checks a second resolver of the operation writes its fields anew rather than listing its policies
  * twice (the fields then describe its later check). Another limiter's fields are stacked, as for HTTP.
- * Made once per limiter and platform.
+ * The request it is given is the guard's view of one call (see `exposeOnRequest`). Made once per
+ * limiter and platform.
  */
 export function forGraphQL<Req, Res>(access: ResponseAccess<Req, Res>): ResponseAccess<Req, Res> {
   const mark = {};
@@ -94,9 +95,17 @@ export function forGraphQL<Req, Res>(access: ResponseAccess<Req, Res>): Response
       writers.set(raw, before === undefined || before === mark ? mark : SEVERAL);
     },
     removeHeader: access.removeHeader,
-    ...(access.expose === undefined ? {} : { expose: access.expose }),
+    expose: exposeOnRequest,
     send: throwForGraphQL,
   };
+}
+
+/**
+ * Puts a call's info on the HTTP request, where the resolver reads it: the guard hands the lifecycle a
+ * view of the request per call, whose prototype is the request.
+ */
+function exposeOnRequest(call: unknown, property: string, info: RateLimitInfo): void {
+  (Object.getPrototypeOf(call) as Record<string, unknown>)[property] = info;
 }
 
 function throwForGraphQL(_response: unknown, rejection: RateLimitRejection, info?: RateLimitInfo): never {

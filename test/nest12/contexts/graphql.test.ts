@@ -10,6 +10,7 @@ import { MemoryStore, QUOTA_EXCEEDED_TYPE, RedisStore, type Store } from '@tollg
 import {
   type NestHttpRequest,
   RateLimit,
+  type RateLimitInfo,
   SkipRateLimit,
   TollgateGuard,
   TollgateModule,

@@ -122,17 +122,18 @@ export interface GraphQLAnswer {
   };
 }
 
-/** POSTs `query` as user `user`. */
+/** POSTs `query` (its operation `operationName`, if given) as user `user`. */
 export async function post(
   url: string,
   user: string,
   query: string,
   variables?: Record<string, unknown>,
+  operationName?: string,
 ): Promise<GraphQLAnswer> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-user': user },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify({ query, variables, operationName }),
   });
   return { status: response.status, headers: response.headers, body: await response.json() };
 }

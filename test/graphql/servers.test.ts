@@ -5,7 +5,10 @@
  * refused with a wait (429). The stores' clock stands still, so the buckets show exactly what was charged.
  */
 import { createLimiter, MemoryStore, RedisStore, type Store } from '@tollgate/core';
+import { mercuriusCostLimit } from '@tollgate/graphql';
+import Fastify from 'fastify';
 import type { Redis } from 'ioredis';
+import mercurius from 'mercurius';
 import { parseList } from 'structured-headers';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
@@ -113,6 +116,20 @@ describe.each(STORES)('the cost limit on $name', ({ create }) => {
       }
     });
 
+    it('costs the operation the request names, not the cheapest of its document', async () => {
+      const { server, calls } = await running();
+      try {
+        const document = `query Cheap { users(first: 1) { id } } ${FAN_OUT.replace('{', 'query FanOut {')}`;
+        const answer = await post(server.url, 'ada', document, undefined, 'FanOut');
+        expect(answer.status).toBe(403);
+        expect(errorOf(answer).extensions.cost).toBe(10_101);
+        expect(calls.users).toBe(0);
+        expect((await post(server.url, 'ada', document, undefined, 'Cheap')).status).toBe(200);
+      } finally {
+        await server.close();
+      }
+    });
+
     it('refuses what does not fit now with a wait (429, Retry-After), before any resolver runs', async () => {
       const { server, calls, left } = await running();
       try {
@@ -162,5 +179,31 @@ describe.each(STORES)('the cost limit on $name', ({ create }) => {
         await server.close();
       }
     });
+  });
+});
+
+describe('Mercurius with batched queries', () => {
+  it('costs each operation of a batch by its own name, refusing the fan-out alone', async () => {
+    const calls: ResolverCalls = { users: 0, posts: 0 };
+    const app = Fastify();
+    await app.register(mercurius, { schema: countingSchema(calls), allowBatchedQueries: true });
+    mercuriusCostLimit(app, { limit: 100, window: '1m', key: () => 'user:ada' });
+    try {
+      const document = `query Cheap { users(first: 1) { id } } ${FAN_OUT.replace('{', 'query FanOut {')}`;
+      const response = await app.inject({
+        method: 'POST',
+        url: '/graphql',
+        payload: [
+          { query: document, operationName: 'Cheap' },
+          { query: document, operationName: 'FanOut' },
+        ],
+      });
+      const [cheap, fanOut] = response.json() as GraphQLAnswer['body'][];
+      expect(cheap?.extensions?.cost).toMatchObject({ requested: 2, actual: 2 });
+      expect(fanOut?.errors?.[0]?.extensions?.code).toBe('TOLLGATE_COST_EXCEEDS_CAPACITY');
+      expect(calls).toEqual({ users: 1, posts: 0 });
+    } finally {
+      await app.close();
+    }
   });
 });

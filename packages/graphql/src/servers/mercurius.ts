@@ -80,10 +80,18 @@ export function mercuriusCostLimit<Context extends MercuriusContextLike>(
   });
 }
 
-/** The operation the client named: Mercurius's hooks are not given it, its request is. */
+/**
+ * The operation the client named: Mercurius's hooks are not given it, its request is (in a batch, the
+ * operation's own entry, by the `operationId` Mercurius puts on its context).
+ */
 function operationNameOf(context: MercuriusContextLike): string | undefined {
   const request = context.reply?.request as { body?: unknown; query?: unknown } | undefined;
-  for (const source of [request?.body, request?.query]) {
+  const { operationId } = context as { operationId?: unknown };
+  const body =
+    Array.isArray(request?.body) && typeof operationId === 'number'
+      ? request.body[operationId]
+      : request?.body;
+  for (const source of [body, request?.query]) {
     const name = (source as { operationName?: unknown } | undefined)?.operationName;
     if (typeof name === 'string') return name;
   }

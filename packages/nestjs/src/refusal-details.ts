@@ -9,12 +9,14 @@ import { responseOf } from './rate-limit-exception.js';
  * `violated-policies`), with:
  * - `code`: `'TOLLGATE_RATE_LIMITED'`, or `'TOLLGATE_COST_EXCEEDS_CAPACITY'` when no wait will do
  *   (status 403);
- * - `retryAfter`: the seconds to wait, as `Retry-After` says them; absent when no wait will do.
+ * - `retryAfter`: the seconds to wait, as `Retry-After` says them, and `retryAfterMs`, the wait in
+ *   milliseconds (as `@tollgate/graphql`'s refusals give it); both absent when no wait will do.
  *
  * @example
  * const details: RateLimitDetails = {
  *   code: 'TOLLGATE_RATE_LIMITED',
  *   retryAfter: 9,
+ *   retryAfterMs: 8400,
  *   status: 429,
  *   detail: 'Too many requests: retry in 9 seconds.',
  * };
@@ -22,6 +24,7 @@ import { responseOf } from './rate-limit-exception.js';
 export interface RateLimitDetails {
   readonly code: 'TOLLGATE_RATE_LIMITED' | 'TOLLGATE_COST_EXCEEDS_CAPACITY';
   readonly retryAfter?: number;
+  readonly retryAfterMs?: number;
   readonly [field: string]: unknown;
 }
 
@@ -33,15 +36,16 @@ export function refusalCode(info: RateLimitInfo | undefined): RateLimitDetails['
 }
 
 /**
- * The details of a refusal: its body's fields, then `code` and `retryAfter` (Tollgate's, over any the
- * `message` option gave).
+ * The details of a refusal: its body's fields, then `code`, `retryAfter` and `retryAfterMs` (Tollgate's,
+ * over any the `message` option gave).
  */
 export function refusalDetails(rejection: RateLimitRejection, info: RateLimitInfo): RateLimitDetails {
   const retryAfter = retryAfterSeconds(info.decision);
+  const { retryAfterMs } = info.decision;
   return {
     ...responseOf(rejection),
     code: refusalCode(info),
-    ...(retryAfter === undefined ? {} : { retryAfter }),
+    ...(retryAfter === undefined || retryAfterMs === undefined ? {} : { retryAfter, retryAfterMs }),
   };
 }
 

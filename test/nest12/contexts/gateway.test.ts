@@ -106,6 +106,7 @@ function expectRefusal(answer: unknown, policy: string) {
       code: 'TOLLGATE_RATE_LIMITED',
       message: expect.stringMatching(/^Too many requests: retry in \d+ seconds?\.$/),
       retryAfter: expect.any(Number),
+      retryAfterMs: expect.any(Number),
       type: QUOTA_EXCEEDED_TYPE,
       status: 429,
       'violated-policies': [policy],

@@ -117,6 +117,7 @@ function expectRefusal(error: unknown, field: string, policy: string) {
     extensions: {
       code: 'TOLLGATE_RATE_LIMITED',
       retryAfter: expect.any(Number),
+      retryAfterMs: expect.any(Number),
       type: QUOTA_EXCEEDED_TYPE,
       status: 429,
       'violated-policies': [policy],
@@ -149,6 +150,9 @@ describe.each(graphqlSetups)('GraphQL: $name', (setup) => {
       const retryAfter = Number(refused.headers['retry-after']);
       expect(retryAfter).toBeGreaterThan(0);
       expect(refused.errors?.[0]?.extensions?.retryAfter).toBe(retryAfter);
+      const retryAfterMs = refused.errors?.[0]?.extensions?.retryAfterMs as number;
+      expect(retryAfterMs).toBeGreaterThan((retryAfter - 1) * 1000);
+      expect(retryAfterMs).toBeLessThanOrEqual(retryAfter * 1000);
       expect(rateLimit(refused)['2-per-1m']).toMatchObject({ r: 0 });
 
       // A skipped field and another class's fields are not this limiter's.

@@ -5,6 +5,7 @@ import { leaseScenarios } from './lease-scenarios.js';
 import { overrideScenarios } from './override-scenarios.js';
 import { penaltyScenarios } from './penalty-scenarios.js';
 import { refundScenarios } from './refund-scenarios.js';
+import { reservationScenarios } from './reservation-scenarios.js';
 import { limiterFor, scenarios } from './scenarios.js';
 import { memoryKind, redisKind, type StoreKind } from './store-fixtures.js';
 import { waitScenarios } from './wait-scenarios.js';
@@ -31,6 +32,7 @@ describe.each(kinds)('$name conformance', (kind) => {
     ...refundScenarios,
     ...overrideScenarios,
     ...waitScenarios,
+    ...reservationScenarios,
   ])('$name', async (scenario) => {
     const fixture = kind.fixture();
     await scenario.run(limiterFor(scenario, fixture), fixture);

@@ -127,6 +127,7 @@ export {
 } from './limiter/limiter.js';
 export type { LimitOverride, Override, OverrideOptions, PolicyOverride } from './limiter/overrides.js';
 export type { Reservation } from './limiter/reservation.js';
+export type { SettleResult } from './limiter/reservation-ids.js';
 export { TurnRefusedError } from './limiter/turn-refused-error.js';
 export type { Sleep } from './limiter/waits.js';
 export type { Decision, DecisionReason, PolicyDecision } from './model/decision.js';
@@ -145,6 +146,9 @@ export type {
   LeaseResult,
   OverrideRequest,
   OverrideResult,
+  ReservationOutcome,
+  ReservationRequest,
+  ReservationResult,
   Store,
 } from './model/store.js';
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory/memory-store.js';

@@ -8,7 +8,7 @@ export const CONSUME_OPTIONS: readonly string[] = ['cost', 'onStoreError', 'dryR
 /** The options of `peek`. */
 export const PEEK_OPTIONS: readonly string[] = ['cost', 'onStoreError'];
 /** The options of `reserve`, which is given its cost. */
-export const RESERVE_OPTIONS: readonly string[] = ['onStoreError', 'dryRun'];
+export const RESERVE_OPTIONS: readonly string[] = ['onStoreError', 'dryRun', 'id', 'ttl'];
 /** The options of `schedule`. */
 export const SCHEDULE_OPTIONS: readonly string[] = ['cost', 'onStoreError', 'maxWait', 'signal'];
 /** The options of `refund`. */

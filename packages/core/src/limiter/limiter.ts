@@ -7,7 +7,14 @@ import { LimiterEvents } from '../diagnostics/publish.js';
 import type { BanRule } from '../model/ban.js';
 import type { Decision } from '../model/decision.js';
 import type { Policy, ResolvedPolicy } from '../model/policy.js';
-import type { BucketMode, BucketRequest, BucketResult, Store } from '../model/store.js';
+import type {
+  BucketMode,
+  BucketRequest,
+  BucketResult,
+  ReservationRequest,
+  ReservationResult,
+  Store,
+} from '../model/store.js';
 import { decideAtOnce, MemoryStore } from '../stores/memory/memory-store.js';
 import { TollgateArgumentError } from '../support/argument-error.js';
 import { DeadlineWatch } from '../support/deadline-watch.js';
@@ -40,7 +47,14 @@ import {
   overrideTtlMs,
   resolveOverride,
 } from './overrides.js';
-import { maxExtraTokensOf, type Reservation, reservationOf } from './reservation.js';
+import { maxExtraTokensOf, type Reservation, reservationById, reservationOf } from './reservation.js';
+import {
+  actualCostOf,
+  maxOpenOf,
+  reservationIdOf,
+  reservationTtlMsOf,
+  type SettleResult,
+} from './reservation-ids.js';
 import { slicedChecks } from './sliced-checks.js';
 import { TurnRefusedError } from './turn-refused-error.js';
 import {
@@ -154,6 +168,16 @@ export interface LimiterOptions {
    * createLimiter({ policies, store: new MemoryStore({ clock }), sleep: (ms) => manualTimers.sleep(ms) });
    */
   sleep?: Sleep;
+  /**
+   * The most reservations by id (`reserve`'s `id`) open on one key at once, in every process: past it,
+   * `reserve` is refused (`reason: 'too-many-open'`, `retryAfterMs` until the oldest open one's `ttl`
+   * ends) and charges nothing, until one is settled, cancelled or forgotten. Bounds what the store keeps
+   * per key. A positive whole number. Default: `1000`.
+   *
+   * @example
+   * createLimiter({ store, policies: { limit: 100_000, window: '1m' }, maxOpen: 50 });
+   */
+  maxOpen?: number;
 }
 
 /** A limiter's ban: see {@link LimiterOptions.ban}. */
@@ -216,7 +240,24 @@ export interface ScheduleOptions {
 }
 
 /** Options of {@link Limiter.reserve}: those of a check, but for the cost, which `reserve` is given. */
-export type ReserveOptions = Omit<ConsumeOptions, 'cost'>;
+export type ReserveOptions = Omit<ConsumeOptions, 'cost'> & {
+  /**
+   * Makes a reservation by id, which any process may settle or cancel (`limiter.settle(key, id, …)`),
+   * once however often it is asked: your own id (1 to 200 characters, unique per key: a job id, say),
+   * or `true` for one made for you (128 random bits, base64url), in `reservation.id`. The store keeps
+   * it, beside the key's buckets, until it is settled or its `ttl` ends; at most the limiter's
+   * `maxOpen` at once per key. An id already used on the key (open, or settled within its `ttl`) is
+   * refused with a `TollgateArgumentError`. Needs a store that keeps them (`MemoryStore`, `RedisStore`)
+   * and a policy without slices. Default: none (the reservation is settled in this process only).
+   */
+  id?: string | true;
+  /**
+   * With `id`: how long the reservation stays open if no settle comes, ms or a string such as `'15m'`,
+   * at most 30 days. It then stays charged what was reserved, and is forgotten (a late settle finds it
+   * `'unknown'`). Default: `'1h'`.
+   */
+  ttl?: Duration;
+};
 
 /** Options of a refund. */
 export interface RefundOptions {
@@ -275,6 +316,21 @@ export interface Limiter {
    * if (reservation.decision.allowed) await reservation.settle(usage.totalTokens);
    */
   reserve(key: string, cost: number, options?: ReserveOptions): Promise<Reservation>;
+  /**
+   * Settles the reservation made on `key` with `reserve`'s `id`, from any process: charges
+   * `actualCost` less what was reserved (into debt if need be, as `penalty` does), or gives the
+   * difference back (no more than the charge still holds: never into a later window), in one atomic
+   * store step with marking it settled. Only the first settle or cancel of an id moves the charge; a
+   * later one, or one for an id the store does not know, changes nothing and says why. Rejects when the
+   * store fails (the reservation then stays open: settling again is safe).
+   *
+   * @example
+   * const result = await limiter.settle(`key:${apiKey}`, job.reservationId, usage.totalTokens);
+   * if (!result.settled) log.info(`already settled or unknown: ${result.reason}`);
+   */
+  settle(key: string, id: string, actualCost: number): Promise<SettleResult>;
+  /** Gives back a reservation by id, from any process, as `settle(key, id, 0)` does. */
+  cancel(key: string, id: string): Promise<SettleResult>;
   /**
    * Gives `cost` tokens back to every policy (never beyond capacity), e.g. when a request failed. Default
    * cost: 1. Give back where the charge was made: `{ degraded: true }` for a `degraded` decision; and no
@@ -407,6 +463,7 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
       : positiveWholeNumber(options.maxWaiters, 'maxWaiters'),
   );
   const sleep = sleepOf(options.sleep);
+  const maxOpen = maxOpenOf(options.maxOpen);
 
   async function run(
     key: string,
@@ -625,6 +682,85 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
     throw reason;
   }
 
+  /** The store's reservations, for a reservation by id; throws when there are none to be had. */
+  function reservationStore(): Required<Pick<Store, 'reservation'>> {
+    if (store.reservation === undefined || sliced !== undefined) {
+      throw new TollgateOptionError(
+        'reservations by id need a store that keeps them (MemoryStore, RedisStore) and a policy without slices',
+      );
+    }
+    return store as Required<Pick<Store, 'reservation'>>;
+  }
+
+  /** One reservation operation, given up on after `timeoutMs` for a store that does not give up by itself. */
+  function askReservation(request: ReservationRequest): Promise<ReservationResult> {
+    const answer = reservationStore().reservation(request);
+    return watch === undefined || timeoutMs === undefined ? answer : watch.watch(answer, timeoutMs);
+  }
+
+  /**
+   * `reserve` with an id: charged as `consume` charges, and recorded in the same store step; refused
+   * without a charge past `maxOpen`. A store failure is taken as a check's is (`fallback`).
+   */
+  async function reserveById(
+    key: string,
+    cost: number,
+    id: string,
+    ttlMs: number,
+    fallback: OnStoreError,
+    dryRunOption: boolean | undefined,
+  ): Promise<Decision> {
+    reservationStore();
+    // A cost some bucket can never hold is refused by a look, with nothing to record.
+    if (cost > smallestCapacity) return run(key, cost, 'consume', fallback, dryRunOption);
+    const dryRun = dryRunOf(dryRunOption);
+    const owner = bucketOwner(namespace, key);
+    const cached = denyCache?.check(owner, cost);
+    if (cached !== undefined) {
+      answeredInProcess(owner, cached, dryRun);
+      return cached;
+    }
+    const askedAtMs = denyCache?.now() ?? 0;
+    const startedMs = events.storeCallStarts();
+    let decision: Decision;
+    try {
+      const request = { key: owner, policies, ban, overrides, timeoutMs, maxExtraTokens, maxOpen };
+      const result = await askReservation({ ...request, mode: 'reserve', id, cost, ttlMs });
+      if (result.outcome === 'duplicate') {
+        throw new TollgateArgumentError(`reserve: the id ${JSON.stringify(id)} is already used on this key`);
+      }
+      const bucket = result.bucket as BucketResult;
+      decision = decide(bucket.policies ?? policies, bucket, cost);
+      if (result.outcome === 'too-many-open') {
+        const retryAfterMs = Math.max(0, (result.detail ?? result.nowMs) - result.nowMs);
+        decision = { ...decision, allowed: false, reason: 'too-many-open', retryAfterMs, nearLimit: false };
+      } else {
+        denyCache?.record(owner, bucket, decision, askedAtMs);
+      }
+    } catch (error) {
+      decision = await failedOver(owner, key, cost, 'consume', error, fallback, startedMs, false);
+    }
+    events.decided(owner, decision, dryRun, startedMs);
+    return decision;
+  }
+
+  /** `limiter.settle`: the reservation `id` of `key` settled at `actualCost`, once, wherever it is asked. */
+  async function settleById(key: string, id: unknown, actualCost: unknown): Promise<SettleResult> {
+    if (typeof id !== 'string' || id === '') {
+      throw new TollgateArgumentError(`settle needs the reservation's id, a string; got ${String(id)}`);
+    }
+    const cost = actualCostOf(actualCost);
+    const owner = bucketOwner(namespace, key);
+    const request = { key: owner, policies, ban, overrides, timeoutMs, maxExtraTokens, maxOpen, ttlMs: 0 };
+    const result = await askReservation({ ...request, mode: 'settle', id, cost });
+    // The levels moved outside a check: a denial cached for the key no longer holds.
+    if (result.outcome === 'settled') {
+      denyCache?.forget(owner);
+      return { settled: true, reservedCost: result.detail as number };
+    }
+    return { settled: false, reason: result.outcome === 'already-settled' ? 'settled' : 'unknown' };
+  }
+
   function answeredInProcess(owner: string, decision: Decision, dryRun: boolean): void {
     events.denyCacheHit(owner, decision);
     events.decided(owner, decision, dryRun, Number.NaN);
@@ -688,9 +824,33 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
     async reserve(key, cost, opts) {
       checkCallOptions(opts, RESERVE_OPTIONS, 'reserve');
       const fallback = ownField(opts, 'onStoreError') ?? onStoreError;
+      const givenId = ownField(opts, 'id');
+      if (givenId !== undefined) {
+        const id = reservationIdOf(givenId);
+        const ttlMs = reservationTtlMsOf(ownField(opts, 'ttl'));
+        const decision = await reserveById(
+          key,
+          reservedCostOf(cost),
+          id,
+          ttlMs,
+          fallback,
+          ownField(opts, 'dryRun'),
+        );
+        if (!decision.degraded) {
+          return reservationById(decision, id, (actualCost) => settleById(key, id, actualCost));
+        }
+        // Charged in this process only, where the store cannot find it: settled here, as without an id.
+        const local = reservationOf(decision, (tokens) => adjust(key, tokens, decision), maxExtraTokens);
+        return { ...local, id };
+      }
+      if (ownField(opts, 'ttl') !== undefined) {
+        throw new TollgateArgumentError("reserve's ttl is for a reservation by id: give it an id too");
+      }
       const decision = await check(key, reservedCostOf(cost), fallback, ownField(opts, 'dryRun'));
       return reservationOf(decision, (tokens) => adjust(key, tokens, decision), maxExtraTokens);
     },
+    settle: (key, id, actualCost) => settleById(key, id, actualCost),
+    cancel: (key, id) => settleById(key, id, 0),
     async refund(key, cost, refundOptions) {
       checkCallOptions(refundOptions, REFUND_OPTIONS, 'refund');
       const chargedAtMs = chargedAtOf(ownField(refundOptions, 'chargedAtMs'));

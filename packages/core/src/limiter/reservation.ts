@@ -20,6 +20,11 @@ export interface Reservation {
   /** The decision, as `consume` gives it: when `allowed`, the reserved cost was charged to every policy. */
   readonly decision: Decision;
   /**
+   * The reservation's id, when `reserve` was given `id` (yours, or `true` for one made for you): pass
+   * it, with the key, to `limiter.settle` or `limiter.cancel` in any process. `undefined` otherwise.
+   */
+  readonly id: string | undefined;
+  /**
    * Settles at `actualCost` (a finite number, 0 or more) in one atomic store step: charges
    * `actualCost - reserved` more whether the buckets have it or not (as `penalty` does: a client can
    * owe, and waits longer), or gives `reserved - actualCost` back (as `refund` does, never beyond
@@ -30,7 +35,9 @@ export interface Reservation {
    * refused reservation (nothing was charged). Never throws: a bad `actualCost` rejects with a
    * `TypeError` and leaves the reservation open; a store failure rejects with the store's error, and
    * the reservation stays charged what was reserved (it is not retried: a store that failed late may
-   * have applied it).
+   * have applied it). A reservation with an `id` is settled by it, as `limiter.settle` does: after a
+   * store failure it stays open here and may be settled again, since the store charges the difference
+   * once whatever number of settles reach it.
    */
   settle(actualCost: number): Promise<void>;
   /** Gives the whole reservation back, as `settle(0)` would. Only the first `settle` or `cancel` counts. */
@@ -68,6 +75,7 @@ export function reservationOf(decision: Decision, adjust: AdjustCharge, maxExtra
   };
   return {
     decision,
+    id: undefined,
     settle(actualCost) {
       if (!open) return DONE;
       if (typeof actualCost !== 'number' || !Number.isFinite(actualCost) || actualCost < 0) {
@@ -80,6 +88,41 @@ export function reservationOf(decision: Decision, adjust: AdjustCharge, maxExtra
       return close(Math.min(actualCost - reserved, maxExtraTokens));
     },
     cancel: () => (open ? close(-reserved) : DONE),
+  };
+}
+
+/**
+ * The reservation of `decision`, made by id (`reserve`'s `id`): settled by `settleById`, which the store
+ * applies once, however often it is called; open here until a settle or cancel succeeds.
+ *
+ * @example
+ * const reservation = reservationById(decision, id, (actualCost) => limiter.settle(key, id, actualCost));
+ */
+export function reservationById(
+  decision: Decision,
+  id: string,
+  settleById: (actualCost: number) => Promise<unknown>,
+): Reservation {
+  let open = decision.allowed;
+  const close = async (actualCost: number): Promise<void> => {
+    await settleById(actualCost);
+    open = false;
+  };
+  return {
+    decision,
+    id,
+    settle(actualCost) {
+      if (!open) return DONE;
+      if (typeof actualCost !== 'number' || !Number.isFinite(actualCost) || actualCost < 0) {
+        return Promise.reject(
+          new TollgateArgumentError(
+            `actualCost must be a finite number, 0 or more; got ${String(actualCost)}`,
+          ),
+        );
+      }
+      return close(actualCost);
+    },
+    cancel: () => (open ? close(0) : DONE),
   };
 }
 

@@ -20,6 +20,7 @@ import {
 } from './call-options.js';
 import type { ConsumeOptions, Limiter } from './limiter.js';
 import { reservationOf } from './reservation.js';
+import { reservationIdOf, type SettleResult } from './reservation-ids.js';
 import { TurnRefusedError } from './turn-refused-error.js';
 
 /**
@@ -139,8 +140,15 @@ export function zeroLimiter(
     // Refused, so charged nothing: its settle and cancel have nothing to do.
     reserve: async (key, cost, options) => {
       checkCallOptions(options, RESERVE_OPTIONS, 'reserve');
-      return reservationOf(await consume(key, { ...options, cost }), async () => {}, 0);
+      const id = ownField(options, 'id');
+      const dryRun = ownField(options, 'dryRun');
+      const decision = await consume(key, dryRun === undefined ? { cost } : { cost, dryRun });
+      const reservation = reservationOf(decision, async () => {}, 0);
+      return id === undefined ? reservation : { ...reservation, id: reservationIdOf(id) };
     },
+    // No reservation is ever made, so none is known.
+    settle: async () => UNKNOWN,
+    cancel: async () => UNKNOWN,
     penalty: (_key, cost) => refuse(_key, { cost: cost ?? 1 }),
     refund: async (_key, _cost, options) => checkCallOptions(options, REFUND_OPTIONS, 'refund'),
     reward: async () => {},
@@ -150,6 +158,8 @@ export function zeroLimiter(
     getOverride: noOverrides,
   };
 }
+
+const UNKNOWN: SettleResult = Object.freeze({ settled: false, reason: 'unknown' });
 
 /** A limit of 0 never asks the store, where overrides are read: there is nothing to override. */
 async function noOverrides(): Promise<never> {

@@ -39,10 +39,12 @@ export interface PolicyDecision {
 /**
  * Why a decision came out as it did: `'allowed'`; `'limited'` (wait `retryAfterMs`, which is `undefined`
  * only for the HTTP layer's `limit: 0`, where no wait will do); `'cost-exceeds-capacity'` (the cost is
- * more than some bucket can ever hold: no wait will do); or `'banned'` (the client was refused `ban.after`
- * times in a row and is refused outright until its ban ends, in `retryAfterMs`).
+ * more than some bucket can ever hold: no wait will do); `'banned'` (the client was refused `ban.after`
+ * times in a row and is refused outright until its ban ends, in `retryAfterMs`); or `'too-many-open'` (a
+ * `reserve` with an id, refused uncharged: the key holds the limiter's `maxOpen` open reservations; in
+ * `retryAfterMs`, the oldest of them ends, unless one is settled first).
  */
-export type DecisionReason = 'allowed' | 'limited' | 'cost-exceeds-capacity' | 'banned';
+export type DecisionReason = 'allowed' | 'limited' | 'cost-exceeds-capacity' | 'banned' | 'too-many-open';
 
 /** The answer to `consume` or `peek`. */
 export interface Decision {

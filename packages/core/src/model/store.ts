@@ -141,6 +141,69 @@ export interface LeaseResult {
 }
 
 /**
+ * One operation on a key's reservations by id (see `limiter.reserve`'s `id`), each in one atomic step
+ * with the key's buckets. The records live beside the key's buckets (on Redis, in the same slot).
+ * - `reserve`: unless `id` is known on the key (open or settled: nothing changes, `'duplicate'`), or
+ *   `maxOpen` reservations are open on it (a peek answers, `'too-many-open'`), charge `cost` as a
+ *   `consume` does and, when it is charged, record `id` as open for `ttlMs`.
+ * - `settle`: if `id` is open, charge `actualCost` less the reserved cost (at most `maxExtraTokens`
+ *   more: a `penalty`), or give the difference back as a `refund` with the reservation's `chargedAtMs`
+ *   does, and mark it settled until its `ttlMs` ends; else change nothing (`'unknown'`, `'settled'`).
+ */
+export interface ReservationRequest {
+  /** The key's owner, encoded as for {@link BucketRequest.key}. */
+  readonly key: string;
+  /** As for {@link BucketRequest}: they name the key's buckets. */
+  readonly policies: readonly ResolvedPolicy[];
+  readonly ban?: BanRule | undefined;
+  readonly overrides?: boolean | undefined;
+  readonly mode: 'reserve' | 'settle';
+  /** The reservation's id: unique per key. */
+  readonly id: string;
+  /** `reserve`: tokens to charge, a positive finite number. `settle`: the true cost, 0 or more. */
+  readonly cost: number;
+  /** `reserve`: how long an open reservation is kept, in ms. */
+  readonly ttlMs: number;
+  /** `reserve`: the most reservations open on the key at once. */
+  readonly maxOpen: number;
+  /** `settle`: the most one settle charges beyond the reserved cost. */
+  readonly maxExtraTokens: number;
+  /** As for {@link BucketRequest.timeoutMs}: an operation given up on changes nothing later. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/**
+ * What a reservation operation did: `'reserved'` (charged and recorded), `'refused'` (the consume was
+ * refused: nothing charged or recorded), `'too-many-open'`, `'duplicate'`; `'settled'` (this settle
+ * moved the charge), `'unknown'` (no such reservation: never made, refused, or forgotten after its ttl),
+ * `'already-settled'`.
+ */
+export type ReservationOutcome =
+  | 'reserved'
+  | 'refused'
+  | 'too-many-open'
+  | 'duplicate'
+  | 'settled'
+  | 'unknown'
+  | 'already-settled';
+
+/** The answer to a {@link ReservationRequest}. */
+export interface ReservationResult {
+  readonly outcome: ReservationOutcome;
+  /** The store's clock when it decided, in ms since the epoch. */
+  readonly nowMs: number;
+  /**
+   * `reserve`: the consume's result (a peek's for `'too-many-open'`); absent for `'duplicate'`.
+   * `settle`: absent.
+   */
+  readonly bucket?: BucketResult;
+  /** Reservations open on the key after the operation. */
+  readonly open: number;
+  /** `'settled'`: the cost that was reserved. `'too-many-open'`: when the oldest open one expires (ms). */
+  readonly detail?: number;
+}
+
+/**
  * Where buckets live. A store decides atomically: all buckets of a request are read, refilled, judged
  * and written as one step, so concurrent requests can never both spend the same token.
  * Implemented by {@link MemoryStore} and {@link RedisStore}; both pass one conformance suite.
@@ -162,6 +225,12 @@ export interface Store {
    * `rebase`), and no bucket is forgotten sooner than the new limits would refill it.
    */
   override?(request: OverrideRequest): Promise<OverrideResult | undefined>;
+  /**
+   * Reserves, or settles a reservation, by id, atomically with the key's buckets, from any process
+   * (see {@link ReservationRequest}). Optional: a store without it serves reservations settled in the
+   * process that made them only. Both `MemoryStore` and `RedisStore` have it.
+   */
+  reservation?(request: ReservationRequest): Promise<ReservationResult>;
   /**
    * `true` when the store itself gives up after `timeoutMs` (as `RedisStore` does). Otherwise a limiter
    * stops waiting for it after that long on its own, so a store that hangs cannot hang requests.

@@ -9,6 +9,7 @@ import {
   REGENERATE,
   settleScriptModule,
 } from '../../src/stores/redis/script/lua-files.js';
+import { RESERVATION_SCRIPT } from '../../src/stores/redis/script/reservation-wire.js';
 import {
   LEASE_SCRIPT,
   OVERRIDABLE_CHECK_SCRIPTS,
@@ -48,6 +49,7 @@ describe('the .lua files of the scripts Redis runs', () => {
       'check-policies.lua': POLICIES_CHECK_SCRIPT,
       'override.lua': OVERRIDE_SCRIPT,
       'lease.lua': LEASE_SCRIPT,
+      'reservation.lua': RESERVATION_SCRIPT,
       ...Object.fromEntries(
         Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}.lua`, script]),
       ),
@@ -119,5 +121,12 @@ describe('the override script Redis runs', () => {
 describe('the lease script Redis runs', () => {
   it('has the SHA pinned here', () => {
     expect(LEASE_SCRIPT.sha1).toBe('21fc8f5e1248570569144691c98e2b48e0caf98f');
+  });
+});
+
+describe('the reservation script Redis runs', () => {
+  // It holds the settle script: a change to that one changes this one too.
+  it.skipIf(writing)('has the SHA pinned here', () => {
+    expect(RESERVATION_SCRIPT.sha1).toBe('60dfecd9c4b24dd7778c25b40dab0a6a966e860f');
   });
 });

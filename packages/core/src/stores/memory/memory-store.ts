@@ -4,6 +4,12 @@ import { decideFields } from '../../algorithms/decide.js';
 import { refillBoundMs } from '../../algorithms/policies.js';
 import { ALGORITHMS } from '../../algorithms/registry.js';
 import {
+  openReservations,
+  type ReservationBook,
+  settleDelta,
+  trimSettled,
+} from '../../algorithms/reservations/reservations.js';
+import {
   policyStates,
   rebasePolicies,
   type Settled,
@@ -20,6 +26,8 @@ import type {
   LeaseResult,
   OverrideRequest,
   OverrideResult,
+  ReservationRequest,
+  ReservationResult,
   Store,
 } from '../../model/store.js';
 import { TollgateArgumentError } from '../../support/argument-error.js';
@@ -64,6 +72,8 @@ interface Table {
   readonly slots: Map<string, number>;
   readonly fields: number;
   readonly overrides: Map<string, StoredOverride>;
+  /** The keys' reservations by id (see {@link Store.reservation}). */
+  readonly books: Map<string, ReservationBook>;
 }
 
 /**
@@ -126,6 +136,8 @@ export class MemoryStore implements Store {
   #overridden: readonly ResolvedPolicy[] | undefined;
   /** Leases by key, for concurrency limits, bounded by `maxKeys` apart from the rate-limit keys. */
   readonly #leases: LeaseTable;
+  /** How many keys hold a reservation book, in every table: at most `maxKeys`. */
+  #books = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     const { maxKeys = 100_000, clock } = options;
@@ -154,7 +166,10 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.update} */
   async update(request: BucketRequest): Promise<BucketResult> {
-    const nowMs = this.#checkedNow();
+    return this.#updateAt(request, this.#checkedNow());
+  }
+
+  #updateAt(request: BucketRequest, nowMs: number): BucketResult {
     const { applied, bannedUntilMs, backoffUntilMs } = this.#settle(request, nowMs);
     const overridden = this.#overridden;
     const states = policyStates(overridden ?? request.policies, this.#work);
@@ -284,6 +299,88 @@ export class MemoryStore implements Store {
     }
   }
 
+  /**
+   * {@inheritDoc Store.reservation}
+   *
+   * Each key's book is scanned by each of its operations (O(open reservations)), and at most `maxKeys`
+   * keys hold one: past it, a new key's book takes the place of one whose records have all ended, else
+   * of the oldest (its open reservations stay charged and can no longer be settled).
+   */
+  async reservation(request: ReservationRequest): Promise<ReservationResult> {
+    const { key, id, cost, mode, maxOpen } = request;
+    const nowMs = this.#checkedNow();
+    const books = this.#table(request.policies, request.ban).books;
+    const book = books.get(key) ?? new Map();
+    const { open, firstEndsAtMs } = openReservations(book, nowMs);
+    const known = book.get(id);
+    const bucketRequest = { key, policies: request.policies, ban: request.ban, overrides: request.overrides };
+    if (mode === 'settle') {
+      if (known === undefined || known.settled) {
+        this.#keepBook(books, key, book);
+        return { outcome: known === undefined ? 'unknown' : 'already-settled', nowMs, open };
+      }
+      const tokens = settleDelta(known.cost, cost, request.maxExtraTokens);
+      if (tokens !== 0) {
+        const chargedAtMs = tokens > 0 ? undefined : known.chargedAtMs;
+        const adjustMode = tokens > 0 ? 'penalty' : 'refund';
+        this.#updateAt({ ...bucketRequest, cost: Math.abs(tokens), mode: adjustMode, chargedAtMs }, nowMs);
+      }
+      known.settled = true;
+      this.#keepBook(books, key, book);
+      return { outcome: 'settled', nowMs, open: open - 1, detail: known.cost };
+    }
+    if (known !== undefined) return { outcome: 'duplicate', nowMs, open };
+    if (open >= maxOpen) {
+      const bucket = this.#updateAt({ ...bucketRequest, cost, mode: 'peek' }, nowMs);
+      return { outcome: 'too-many-open', nowMs, bucket, open, detail: firstEndsAtMs };
+    }
+    const bucket = this.#updateAt({ ...bucketRequest, cost, mode: 'consume' }, nowMs);
+    if (!bucket.applied) return { outcome: 'refused', nowMs, bucket, open };
+    trimSettled(book, maxOpen);
+    book.set(id, { cost, chargedAtMs: nowMs, expiresAtMs: nowMs + request.ttlMs, settled: false });
+    this.#keepBook(books, key, book);
+    return { outcome: 'reserved', nowMs, bucket, open: open + 1 };
+  }
+
+  /** Keeps `book` as `key`'s while it holds a record, within `maxKeys` books in all; else forgets it. */
+  #keepBook(books: Map<string, ReservationBook>, key: string, book: ReservationBook): void {
+    const held = books.get(key) === book;
+    if (book.size === 0) {
+      if (held) {
+        books.delete(key);
+        this.#books--;
+      }
+      return;
+    }
+    if (held) return;
+    if (this.#books >= this.#maxKeys) this.#dropBook(books);
+    books.set(key, book);
+    this.#books++;
+  }
+
+  /** Makes room for a book: forgets every book whose records have all ended, else this table's oldest. */
+  #dropBook(books: Map<string, ReservationBook>): void {
+    const nowMs = this.#checkedNow();
+    for (const { books: others } of this.#tables.values()) {
+      for (const [key, other] of others) {
+        openReservations(other, nowMs);
+        if (other.size === 0) {
+          others.delete(key);
+          this.#books--;
+        }
+      }
+    }
+    if (this.#books < this.#maxKeys) return;
+    for (const table of [books, ...[...this.#tables.values()].map((t) => t.books)]) {
+      const oldest = table.keys().next();
+      if (!oldest.done) {
+        table.delete(oldest.value);
+        this.#books--;
+        return;
+      }
+    }
+  }
+
   /** {@inheritDoc Store.lease} */
   async lease({ key, mode, leaseId, limit, ttlMs }: LeaseRequest): Promise<LeaseResult> {
     const nowMs = this.#checkedNow();
@@ -315,6 +412,7 @@ export class MemoryStore implements Store {
         slots: new Map(),
         fields: stateFieldCount(policies, ban),
         overrides: new Map(),
+        books: new Map(),
       };
       this.#tables.set(setKey, table);
       this.#tableOf.set(asked, table);

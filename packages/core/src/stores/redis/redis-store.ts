@@ -10,6 +10,8 @@ import type {
   LeaseResult,
   OverrideRequest,
   OverrideResult,
+  ReservationRequest,
+  ReservationResult,
   Store,
 } from '../../model/store.js';
 import { TollgateArgumentError } from '../../support/argument-error.js';
@@ -28,6 +30,12 @@ import {
   type RedisStoreOptions,
   resolveRedisStoreOptions,
 } from './redis-store-options.js';
+import {
+  RESERVATION_SCRIPT,
+  reservationArgs,
+  reservationKeys,
+  reservationReplyOf,
+} from './script/reservation-wire.js';
 import {
   answerStatus,
   bucketResultOf,
@@ -190,6 +198,62 @@ export class RedisStore implements Store {
     // Redis expires it by its own clock; an injected clock (tests) may have passed its end first.
     if (found?.expiresAtMs !== undefined && found.expiresAtMs <= nowMs) return undefined;
     return found;
+  }
+
+  /**
+   * {@inheritDoc Store.reservation}
+   *
+   * One EVALSHA of the reservation script per operation. A key's open reservations are a sorted set
+   * and a hash beside its buckets (`<key>:r`, `<key>:rc`), its settled ones a sorted set (`<key>:rs`),
+   * all under the buckets' hash tag, each expiring when its last record ends.
+   */
+  async reservation(request: ReservationRequest): Promise<ReservationResult> {
+    const { key, policies, ban, mode, cost, timeoutMs } = request;
+    const storeKey = this.#keyOf(key, policies, ban);
+    const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
+    const overrides = request.overrides === true;
+    // A settle's check is a placeholder: the script puts in the tokens it moves, once it knows them.
+    const check: ScriptCheck = {
+      key: storeKey,
+      policies,
+      ban,
+      overrides,
+      nowArg,
+      cost: mode === 'reserve' ? cost : 1,
+      mode: mode === 'reserve' ? 'consume' : 'penalty',
+      sinceArg: '',
+      timeoutMs,
+    };
+    const own = { ...request, actualCost: mode === 'settle' ? cost : 0 };
+    let sentAtMs = 0;
+    const send = () => {
+      sentAtMs = Date.now();
+      const args = reservationArgs(own, check, this.#deadline(sentAtMs, timeoutMs));
+      return this.#client.runScript(RESERVATION_SCRIPT, reservationKeys(storeKey), args);
+    };
+    const { outcome, open, detail, answers } = reservationReplyOf(await this.#call(timeoutMs, send, true));
+    const nowMs = Number(answers[0]);
+    if (this.clock === undefined) this.#offset.sample(nowMs, sentAtMs);
+    const status = answers.length > 1 ? answerStatus(answers, 1) : 1;
+    if (outcome === 'expired' || status === EXPIRED) {
+      this.#breaker.failed('checks ran after their deadline', false);
+      throw new StoreUnavailableError(`Redis ran the ${mode} after its ${timeoutMs} ms deadline`, {
+        reported: !this.#breaker.closed,
+      });
+    }
+    if (status === REFUSED) {
+      const why = refusalOf(answers, 1);
+      this.#breaker.failed(why, false);
+      this.#checkRefusal(why);
+      throw new RefusedCheckError(why);
+    }
+    this.#breaker.succeeded();
+    const bucket = answers.length > 1 ? bucketResultOf(check, answers, 1, nowMs) : undefined;
+    const result = { outcome, nowMs, open };
+    if (outcome === 'settled' || outcome === 'too-many-open') {
+      return bucket === undefined ? { ...result, detail } : { ...result, bucket, detail };
+    }
+    return bucket === undefined ? result : { ...result, bucket };
   }
 
   /** {@inheritDoc Store.lease} */

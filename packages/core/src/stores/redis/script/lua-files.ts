@@ -10,6 +10,7 @@ import { ALGORITHMS } from '../../../algorithms/registry.js';
 import { settleScriptLua } from './generate.js';
 import { indentLua } from './lua-indent.js';
 import { OVERRIDE_LUA_TEMPLATE } from './override-script.js';
+import { reservationScriptLua } from './reservation-script.js';
 import { policiesCheckLua, singleCheckLua } from './single-check.js';
 
 /** Where the `.lua` files are committed, from the package root. */
@@ -32,6 +33,7 @@ export function luaFiles(): Record<string, string> {
   files['check-policies.lua'] = asFile(policiesCheckLua());
   files['override.lua'] = asFile(OVERRIDE_LUA_TEMPLATE);
   files['lease.lua'] = CONCURRENCY_LUA; // written as Lua, not generated
+  files['reservation.lua'] = asFile(reservationScriptLua());
   return files;
 }
 
@@ -75,5 +77,8 @@ export const POLICIES_CHECK_LUA = ${literal('check-policies.lua')};
 
 /** The override script (\`lua/override.lua\`): writes, removes or reads a key's override. */
 export const OVERRIDE_LUA = ${literal('override.lua')};
+
+/** The reservation script (\`lua/reservation.lua\`): reserves, or settles a reservation, by id. */
+export const RESERVATION_LUA = ${literal('reservation.lua')};
 `;
 }

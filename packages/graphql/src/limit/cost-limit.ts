@@ -12,7 +12,9 @@ import { FailureLog } from './failure-log.js';
 
 /**
  * The budget after an operation, as Shopify's `throttleStatus` shows it, for the policy that decided:
- * its capacity, what it holds (below 0 while the client owes), and how many points come back a second.
+ * its capacity, what it held when the estimate was reserved with the settled difference added back
+ * (below 0 while the client owes; other operations in between are not counted), and how many points
+ * come back a second.
  */
 export interface ThrottleStatus {
   readonly maximumAvailable: number;

@@ -1,5 +1,5 @@
 /** The estimate: weights, list sizes from arguments and directives, fragments, aliases, variables, skip and include. */
-import { parse } from 'graphql';
+import { GraphQLID, GraphQLInt, GraphQLList, GraphQLObjectType, GraphQLSchema, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { type CostOptions, estimateCost } from '../../src/index.js';
 import { schema } from '../schema.js';
@@ -72,5 +72,31 @@ describe('estimateCost', () => {
       '{ users(first: 1000000000) { posts(first: 1000000000) { id } friends { friends { id } } } }';
     expect(estimate(huge)).toBeGreaterThan(1e18 > Number.MAX_SAFE_INTEGER ? 1e15 : 0);
     expect(Number.isSafeInteger(estimate(huge))).toBe(true);
+  });
+});
+
+describe('a schema built in code', () => {
+  it('takes weights and list sizes from extensions, as the directives give them in SDL', () => {
+    const Item = new GraphQLObjectType({
+      name: 'Item',
+      extensions: { cost: { weight: 3 } },
+      fields: { id: { type: GraphQLID } },
+    });
+    const codeFirst = new GraphQLSchema({
+      query: new GraphQLObjectType({
+        name: 'Query',
+        fields: {
+          items: {
+            type: new GraphQLList(Item),
+            args: { take: { type: GraphQLInt } },
+            extensions: { listSize: { slicingArguments: ['take'], assumedSize: 4 } },
+          },
+          slow: { type: GraphQLInt, extensions: { cost: { weight: 9 } } },
+        },
+      }),
+    });
+    const cost = (query: string) => estimateCost({ schema: codeFirst, document: parse(query) });
+    expect(cost('{ items(take: 6) { id } }')).toBe(1 + 6 * 3);
+    expect(cost('{ items { id } slow }')).toBe(1 + 4 * 3 + 9);
   });
 });

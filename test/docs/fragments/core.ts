@@ -24,3 +24,11 @@ export declare const llm: {
 export declare class TooManyTokens extends Error {
   constructor(retryAfterMs: number | undefined);
 }
+/** The reservations-by-id example's job queue: the gateway adds jobs, a worker process runs them. */
+export interface CompletionJob {
+  readonly data: { apiKey: string; prompt: string; reservationId: string };
+}
+export declare const queue: {
+  add(name: string, data: CompletionJob['data']): Promise<void>;
+  process(name: string, handler: (job: CompletionJob) => Promise<void>): void;
+};

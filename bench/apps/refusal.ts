@@ -3,7 +3,7 @@
  * body), for an app that sends it with no limiter at all. DENY's goal compares a limiter's refusals with
  * a baseline that answers `ok`; this app shows what sending the refusal alone costs.
  */
-import { createHttpLimiter, type RequestAccess } from '@tollgate/core';
+import { createHttpLimiter, type RequestAccess } from '@tollgate/core/adapter';
 import type { Scenario } from './scenarios.js';
 
 /** A refusal, ready to send. */

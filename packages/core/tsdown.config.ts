@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsdown';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/app-exports.ts'],
+  entry: ['src/index.ts', 'src/adapter.ts', 'src/app-exports.ts'],
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

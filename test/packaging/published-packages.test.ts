@@ -37,39 +37,21 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
     'DENY_CACHE_HIT_CHANNEL',
     'PROBLEM_JSON',
     'QUOTA_EXCEEDED_TYPE',
-    'RouteLimiters',
     'STORE_ERROR_CHANNEL',
     'StoreUnavailableError',
     'TollgateOptionError',
     'TurnRefusedError',
-    'answersLeftmostForwarded',
     'costExceedsCapacityProblem',
-    'concurrencyLifecycle',
-    'createHeaderWriter',
-    'createHttpLimiter',
     'createConcurrencyLimiter',
-    'createHttpConcurrencyLimiter',
     'createLimiter',
-    'endWithRejection',
-    'groupKeyControls',
-    'handledError',
     'hashIdentity',
     'ipIdentity',
-    'keyControls',
-    'mergeRateLimitOptions',
-    'nodeRequestAccess',
-    'nodeResponses',
     'parseDuration',
     'problemDetails',
     'quotaExceededProblem',
-    'rateLimitLifecycle',
     'refusalStatus',
     'retryAfterSeconds',
-    'stackHeaders',
     'subscribeTollgate',
-    'suppliedAddressAccess',
-    'validateInheritedOptions',
-    'WebAnswer',
   ].sort(),
   express: [...KEY_HELPERS, 'concurrencyLimit', 'rateLimit'].sort(),
   fastify: [...KEY_HELPERS, 'concurrencyLimit', 'tollgate'].sort(),
@@ -100,6 +82,28 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
   ].sort(),
   otel: ['METER_NAME', 'METRIC_NAMES', 'instrumentTollgate'],
 };
+
+/** What `@tollgate/core/adapter` exports, for adapter authors (none of it is in the main entry). */
+const ADAPTER_EXPORTS = [
+  'RouteLimiters',
+  'WebAnswer',
+  'answersLeftmostForwarded',
+  'concurrencyLifecycle',
+  'createHeaderWriter',
+  'createHttpConcurrencyLimiter',
+  'createHttpLimiter',
+  'endWithRejection',
+  'groupKeyControls',
+  'handledError',
+  'keyControls',
+  'mergeRateLimitOptions',
+  'nodeRequestAccess',
+  'nodeResponses',
+  'rateLimitLifecycle',
+  'stackHeaders',
+  'suppliedAddressAccess',
+  'validateInheritedOptions',
+].sort();
 
 let installDir: string;
 
@@ -173,6 +177,7 @@ async function loadAll(format: 'cjs' | 'esm'): Promise<Record<string, string[]>>
     for (const name of ${JSON.stringify(PACKAGES)}) {
       exported[name] = Object.keys(${load("'@tollgate/' + name")}).filter((k) => k !== 'default' && k !== '__esModule').sort();
     }
+    exported.adapter = Object.keys(${load("'@tollgate/core/adapter'")}).filter((k) => k !== 'default' && k !== '__esModule').sort();
     // What an adapter re-exports is the core's own: one RedisStore class, whichever package it came from.
     const core = ${load("'@tollgate/core'")};
     exported.foreign = [];
@@ -201,6 +206,10 @@ describe('the published packages', () => {
     const chunk = /-[\w-]{8}\.(?:d\.)?[cm][jt]s$/;
     const built = stdout.split('\n').filter((file) => file.startsWith('package/dist/') && !chunk.test(file));
     expect(built.sort()).toEqual([
+      'package/dist/adapter.cjs',
+      'package/dist/adapter.d.cts',
+      'package/dist/adapter.d.mts',
+      'package/dist/adapter.mjs',
       'package/dist/app-exports.cjs',
       'package/dist/app-exports.d.cts',
       'package/dist/app-exports.d.mts',
@@ -247,5 +256,6 @@ describe('the published packages', () => {
     expect(loaded.decisions).toEqual([true, false]);
     expect(loaded.foreign).toEqual([]);
     for (const name of PACKAGES) expect(loaded[name], `@tollgate/${name}`).toEqual(EXPECTED_EXPORTS[name]);
+    expect(loaded.adapter, '@tollgate/core/adapter').toEqual(ADAPTER_EXPORTS);
   });
 });

@@ -23,22 +23,10 @@ export type {
   LimitedAnswerHeader,
 } from './http/answer/header-switches.js';
 export {
-  createHeaderWriter,
-  type EarlierHeaders,
   type HeaderProfile,
-  type HeaderWriter,
-  type ProfiledHeaders,
   retryAfterSeconds,
-  type StackedHeaders,
-  stackHeaders,
 } from './http/answer/headers.js';
-export type {
-  ConcurrencyOutcome,
-  NodeResponse,
-  RateLimitInfo,
-  RateLimitOutcome,
-  RateLimitRejection,
-} from './http/answer/outcome.js';
+export type { RateLimitInfo, RateLimitRejection } from './http/answer/outcome.js';
 export {
   COST_EXCEEDS_CAPACITY_TYPE,
   type CostExceedsCapacityProblem,
@@ -51,16 +39,9 @@ export {
   refusalStatus,
 } from './http/answer/problem.js';
 export { RateLimitError } from './http/answer/rate-limit-error.js';
-export { endWithRejection, type WritableNodeResponse } from './http/answer/rejections.js';
 export type { AllowList } from './http/identity/allow-list.js';
 export { ClientAddressError } from './http/identity/client-address-error.js';
 export { ipIdentity } from './http/identity/client-ip.js';
-export type { ClientIpSetting } from './http/identity/client-ip-setting.js';
-export {
-  answersLeftmostForwarded,
-  type NodeShapedRequest,
-  nodeRequestAccess,
-} from './http/identity/node-requests.js';
 export {
   type ByApiKeyOptions,
   type ByIpOptions,
@@ -69,12 +50,9 @@ export {
   byUser,
   firstOf,
   type KeyFunction,
-  type RequestAccess,
   type VerifyApiKey,
 } from './http/identity/request-keys.js';
-export { type SuppliedAddress, suppliedAddressAccess } from './http/identity/supplied-address.js';
 export type {
-  AdapterSettings,
   ConcurrencyLimitOptions,
   DelayOptions,
   LimitedMessage,
@@ -83,28 +61,7 @@ export type {
   RateLimitOptions,
   SuccessTest,
 } from './http/options/option-types.js';
-export { mergeRateLimitOptions, validateInheritedOptions } from './http/options/route-options.js';
-export {
-  createHttpConcurrencyLimiter,
-  type HttpConcurrencyLimiter,
-} from './http/pipeline/http-concurrency.js';
-export { createHttpLimiter, type HttpLimiter } from './http/pipeline/http-limiter.js';
-export { groupKeyControls, type KeyControls, keyControls } from './http/pipeline/key-controls.js';
-export {
-  type CheckingLimiter,
-  concurrencyLifecycle,
-  type Handled,
-  handledError,
-  type LeasingLimiter,
-  type ResponseAccess,
-  rateLimitLifecycle,
-} from './http/pipeline/lifecycle.js';
-export { nodeResponses, type ServerResponseLike } from './http/pipeline/node-responses.js';
-export {
-  type RouteLimiterSettings,
-  RouteLimiters,
-} from './http/pipeline/route-limiters.js';
-export { type WaitUntilContext, WebAnswer } from './http/pipeline/web-answer.js';
+export type { KeyControls } from './http/pipeline/key-controls.js';
 export {
   type ConcurrencyLimiter,
   type ConcurrencyLimiterOptions,

@@ -12,12 +12,11 @@ import { tollgate } from '../../fastify/src/index.js';
 import { rateLimit as fetchRateLimit } from '../../fetch/src/index.js';
 import { rateLimit as honoRateLimit } from '../../hono/src/index.js';
 import { rateLimit as koaRateLimit } from '../../koa/src/index.js';
-import { handledError } from '../src/http/pipeline/lifecycle.js';
+import { createHttpLimiter, handledError } from '../src/adapter.js';
 import {
   byApiKey,
   ClientAddressError,
   createConcurrencyLimiter,
-  createHttpLimiter,
   createLimiter,
   MemoryStore,
   parseDuration,

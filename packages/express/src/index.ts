@@ -1,17 +1,14 @@
 /** `@tollgate/express`: Tollgate as Express middleware (Express 4 and 5). */
+import type { ConcurrencyLimitOptions, KeyControls, RateLimitInfo, RateLimitOptions } from '@tollgate/core';
 import {
-  type ConcurrencyLimitOptions,
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
-  type KeyControls,
   keyControls,
   nodeRequestAccess,
   nodeResponses,
-  type RateLimitInfo,
-  type RateLimitOptions,
   rateLimitLifecycle,
-} from '@tollgate/core';
+} from '@tollgate/core/adapter';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** Options of {@link rateLimit}: the shared Tollgate options plus an Express `handler`. */

@@ -4,22 +4,24 @@
  * reach (the 404 handler).
  */
 import {
-  answersLeftmostForwarded,
   type ConcurrencyLimitOptions,
+  type KeyControls,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  TollgateOptionError,
+} from '@tollgate/core';
+import {
+  answersLeftmostForwarded,
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   type Handled,
   type HttpLimiter,
-  type KeyControls,
   keyControls,
   nodeRequestAccess,
-  type RateLimitInfo,
-  type RateLimitOptions,
   type ResponseAccess,
   RouteLimiters,
   rateLimitLifecycle,
-  TollgateOptionError,
-} from '@tollgate/core';
+} from '@tollgate/core/adapter';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 

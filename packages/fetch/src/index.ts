@@ -2,22 +2,19 @@
  * `@tollgate/fetch`: Tollgate for Web-standard handlers, from a `Request` to a `Response` (Next.js route
  * handlers, `Bun.serve`, `Deno.serve`, SvelteKit's `handle`, React Router loaders and actions).
  */
+import type { ConcurrencyLimitOptions, KeyControls, RateLimitInfo, RateLimitOptions } from '@tollgate/core';
 import {
-  type ConcurrencyLimitOptions,
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
   handledError,
-  type KeyControls,
   keyControls,
-  type RateLimitInfo,
-  type RateLimitOptions,
   type RequestAccess,
   rateLimitLifecycle,
   suppliedAddressAccess,
   type WaitUntilContext,
   WebAnswer,
-} from '@tollgate/core';
+} from '@tollgate/core/adapter';
 
 const ADAPTER = '@tollgate/fetch';
 

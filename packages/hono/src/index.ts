@@ -1,23 +1,25 @@
 /** `@tollgate/hono`: Tollgate as Hono middleware, app-wide or per route, on every runtime Hono runs on. */
 import {
   type ConcurrencyLimitOptions,
+  type KeyControls,
+  RateLimitError,
+  type RateLimitInfo,
+  type RateLimitOptions,
+  TollgateOptionError,
+} from '@tollgate/core';
+import {
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
   type Handled,
   handledError,
-  type KeyControls,
   keyControls,
-  RateLimitError,
-  type RateLimitInfo,
-  type RateLimitOptions,
   type RequestAccess,
   rateLimitLifecycle,
   suppliedAddressAccess,
-  TollgateOptionError,
   type WaitUntilContext,
   WebAnswer,
-} from '@tollgate/core';
+} from '@tollgate/core/adapter';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { GetConnInfo } from 'hono/conninfo';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';

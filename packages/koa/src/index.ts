@@ -1,19 +1,21 @@
 /** `@tollgate/koa`: Tollgate as Koa middleware (Koa 2 and 3), app-wide or per route with @koa/router. */
+import type {
+  ConcurrencyLimitOptions,
+  KeyControls,
+  RateLimitInfo,
+  RateLimitOptions,
+  RateLimitRejection,
+} from '@tollgate/core';
 import {
-  type ConcurrencyLimitOptions,
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
-  type KeyControls,
   keyControls,
   nodeResponses,
-  type RateLimitInfo,
-  type RateLimitOptions,
-  type RateLimitRejection,
   type RequestAccess,
   type ResponseAccess,
   rateLimitLifecycle,
-} from '@tollgate/core';
+} from '@tollgate/core/adapter';
 import type { Context, Middleware, Next } from 'koa';
 
 /** Options of {@link rateLimit}: the shared Tollgate options plus a Koa `handler`. */

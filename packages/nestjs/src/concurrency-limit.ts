@@ -1,10 +1,7 @@
 /** `concurrencyLimit()`: an interceptor that holds a lease for each request in progress, until its response ends. */
 import { type CallHandler, type ExecutionContext, Logger, type NestInterceptor } from '@nestjs/common';
-import {
-  type ConcurrencyLimitOptions,
-  concurrencyLifecycle,
-  createHttpConcurrencyLimiter,
-} from '@tollgate/core';
+import type { ConcurrencyLimitOptions } from '@tollgate/core';
+import { concurrencyLifecycle, createHttpConcurrencyLimiter } from '@tollgate/core/adapter';
 import type { Observable } from 'rxjs';
 import { AnsweredAlreadyException } from './answered-already-exception.js';
 import { ADAPTER, type NestHttpRequest } from './options.js';

@@ -4,6 +4,7 @@
  * exception filters, rather than written.
  */
 import type { ServerResponse } from 'node:http';
+import type { RateLimitInfo, RateLimitRejection } from '@tollgate/core';
 import {
   answersLeftmostForwarded,
   endWithRejection,
@@ -11,11 +12,9 @@ import {
   type NodeShapedRequest,
   nodeRequestAccess,
   nodeResponses,
-  type RateLimitInfo,
-  type RateLimitRejection,
   type RequestAccess,
   type ResponseAccess,
-} from '@tollgate/core';
+} from '@tollgate/core/adapter';
 import { RateLimitException } from './rate-limit-exception.js';
 
 /** Express's `res`: a Node.js response with `json`, the method Nest's exception filter sends with. */

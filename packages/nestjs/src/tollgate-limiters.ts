@@ -1,7 +1,7 @@
 /** Every limiter of the app, built once at startup: the module's app-wide one and one per `@RateLimit`. */
 import { type ExecutionContext, Logger, type OnModuleInit, type Type } from '@nestjs/common';
 import type { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { type HttpLimiter, RouteLimiters, rateLimitLifecycle } from '@tollgate/core';
+import { type HttpLimiter, RouteLimiters, rateLimitLifecycle } from '@tollgate/core/adapter';
 import { forGraphQL } from './contexts/graphql.js';
 import { RATE_LIMIT, type RateLimitMark } from './decorators.js';
 import { ADAPTER, type TollgateModuleOptions } from './options.js';

@@ -14,11 +14,11 @@ import {
 import {
   BREAKER_CLOSE_CHANNEL,
   BREAKER_OPEN_CHANNEL,
-  createHttpLimiter,
   createLimiter,
   MemoryStore,
   type Store,
 } from '@tollgate/core';
+import { createHttpLimiter } from '@tollgate/core/adapter';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { instrumentTollgate, METER_NAME, METRIC_NAMES, type TollgateMetrics } from '../src/index.js';
 

@@ -3,7 +3,8 @@
  * before execution, count the actual cost from the result and settle it after. The servers' plugins
  * only read their context and write the answer.
  */
-import { createHeaderWriter, type Decision, type Reservation, TollgateOptionError } from '@tollgate/core';
+import { type Decision, type Reservation, TollgateOptionError } from '@tollgate/core';
+import { createHeaderWriter } from '@tollgate/core/adapter';
 import { type CostModel, costModel, type Estimate } from '../cost/cost-model.js';
 import type { OperationToCost } from '../cost/operation.js';
 import { type CostLimitOptions, type ResolvedCostLimit, resolveCostLimitOptions } from '../options.js';

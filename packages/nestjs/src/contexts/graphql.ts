@@ -3,7 +3,8 @@
  * it (or a subscription's upgrade request), the HTTP response when the context reaches one, and the
  * refusal as a GraphQL error.
  */
-import type { RateLimitInfo, RateLimitRejection, ResponseAccess } from '@tollgate/core';
+import type { RateLimitInfo, RateLimitRejection } from '@tollgate/core';
+import type { ResponseAccess } from '@tollgate/core/adapter';
 import { GraphQLRateLimitError } from '../graphql-rate-limit-error.js';
 
 /** What a resolver's call is charged as: its request, and the HTTP response its headers go on, if any. */

@@ -70,3 +70,34 @@ describe('RedisStore when Redis stops answering', () => {
     expect(logged.filter((line) => line.startsWith('[TOLLGATE_STORE_RECOVERED]'))).toHaveLength(1);
   });
 });
+
+describe('reservations by id when Redis stops answering', () => {
+  it('a reserve or settle that Redis runs after its deadline changes nothing: the settle can be sent again, and charges once', async () => {
+    const store = new RedisStore({
+      client,
+      prefix: uniquePrefix('paused-by-id'),
+      logger: { warn: () => {}, error: () => {} },
+      breaker: { cooldown: 100 },
+    });
+    const limiter = createLimiter({ store, policies: { limit: 10, window: '1h' }, timeout: 200 });
+    const reserved = await limiter.reserve('k', 4, { id: 'job' }); // the clock offset is known from here on
+    expect(reserved.decision).toMatchObject({ allowed: true, degraded: false });
+
+    await pauseRedis(700);
+    await expect(limiter.settle('k', 'job', 1)).rejects.toMatchObject({ code: 'TOLLGATE_STORE_UNAVAILABLE' });
+    const late = await limiter.reserve('k', 2, { id: 'late' }); // decided by the insurance limiter
+    expect(late.decision).toMatchObject({ allowed: true, degraded: true });
+    await untilResumed(); // both scripts have run by now, past their deadlines
+
+    // The breaker lets calls through again after its cooldown; until then they are refused at once.
+    let settled: Awaited<ReturnType<typeof limiter.settle>> | undefined;
+    for (let tries = 0; settled === undefined && tries < 40; tries++) {
+      settled = await limiter
+        .settle('k', 'job', 1)
+        .catch(() => new Promise<undefined>((resolve) => setTimeout(resolve, 25)));
+    }
+    expect(settled).toEqual({ settled: true, reservedCost: 4 }); // the first settle had changed nothing
+    expect(await limiter.settle('k', 'late', 0)).toEqual({ settled: false, reason: 'unknown' });
+    expect((await limiter.peek('k')).decidedBy.remaining).toBe(9); // 1 charged, once; 'late' never reached Redis' buckets
+  });
+});

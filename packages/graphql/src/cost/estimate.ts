@@ -24,6 +24,10 @@ interface SizedChildren {
  */
 export function estimateFields(costs: SchemaCosts, rules: CostRules, prepared: PreparedOperation): number {
   const { walk } = prepared;
+  // A field's cost depends only on its nodes, the type it is selected on and the size its parent gives
+  // it. Fragments spread under several keys reach the same nodes by many paths (2^n for n levels that
+  // each spread the next twice): each is costed once.
+  const known = new Map<string, number>();
 
   function selectionsCost(
     parent: GraphQLCompositeType,
@@ -38,6 +42,17 @@ export function estimateFields(costs: SchemaCosts, rules: CostRules, prepared: P
   }
 
   function fieldCost(field: CollectedField, sized: SizedChildren | undefined): number {
+    const key = memoKey(field, sized);
+    if (key === undefined) return costOfField(field, sized);
+    let cost = known.get(key);
+    if (cost === undefined) {
+      cost = costOfField(field, sized);
+      known.set(key, cost);
+    }
+    return cost;
+  }
+
+  function costOfField(field: CollectedField, sized: SizedChildren | undefined): number {
     const node = field.nodes[0] as FieldNode;
     const name = node.name.value;
     if (name === '__typename') return 0;
@@ -83,6 +98,20 @@ export function estimateFields(costs: SchemaCosts, rules: CostRules, prepared: P
   }
 
   return selectionsCost(prepared.root, [prepared.operation.selectionSet], undefined);
+}
+
+/**
+ * What identifies a field's cost within one operation: where its nodes start in the document, the type
+ * they are selected on, and the size a parent gives it; `undefined` for a document parsed without
+ * locations (not cached then).
+ */
+function memoKey(field: CollectedField, sized: SizedChildren | undefined): string | undefined {
+  let key = `${field.parent.name}|${sized === undefined ? '' : `${sized.size}:${sized.fields.join(',')}`}`;
+  for (const node of field.nodes) {
+    if (node.loc === undefined) return undefined;
+    key += `|${node.loc.start}`;
+  }
+  return key;
 }
 
 /** The largest of the named arguments that were given as numbers; `undefined` when none was. */

@@ -100,3 +100,19 @@ describe('a schema built in code', () => {
     expect(cost('{ items { id } slow }')).toBe(1 + 4 * 3 + 9);
   });
 });
+
+describe('a document built to make the estimate slow', () => {
+  it('estimates fragments that double at every level in time linear in the document, not in its expansion', () => {
+    // F0 selects F1 twice under two keys, F1 selects F2 twice, …: 2^40 paths through 80 fields.
+    const levels = 40;
+    const fragments = Array.from(
+      { length: levels },
+      (_, i) => `fragment F${i} on User { a: friends { ...F${i + 1} } b: friends { ...F${i + 1} } }`,
+    );
+    const query = `{ user(id: 1) { ...F0 } } ${fragments.join(' ')} fragment F${levels} on User { id }`;
+    const startedMs = performance.now();
+    const cost = estimate(query);
+    expect(performance.now() - startedMs).toBeLessThan(500);
+    expect(cost).toBe(Number.MAX_SAFE_INTEGER); // 20^40 objects: more than any budget
+  });
+});

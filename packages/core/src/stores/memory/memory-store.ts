@@ -41,8 +41,9 @@ import { LeaseTable } from './lease-table.js';
 export interface MemoryStoreOptions {
   /**
    * The most keys kept for rate limits (one per identity and set of policies, holding all of its
-   * buckets), and, apart from those, the most keys holding leases for concurrency limits: two budgets, so
-   * that a flood of one kind never pushes out the other. Default: `100_000` (of each).
+   * buckets), and, apart from those, the most keys holding leases for concurrency limits, and the most
+   * holding reservations by id: budgets of their own, so that a flood of one kind never pushes out
+   * another. Default: `100_000` (of each).
    *
    * Rate limits: when full, a new key takes the place of an idle one (buckets full again, windows over:
    * forgetting it changes nothing) if there is one, else of the one soonest idle among those that would
@@ -55,6 +56,10 @@ export interface MemoryStoreOptions {
    * may briefly run up to twice its limit at once, until its old leases end. A new key is never refused
    * instead: then a flood of made-up identities holding one lease each would lock every new client out for
    * as long as it lasts, where evicting costs one client an overrun, and only after `maxKeys` newer keys.
+   *
+   * Reservations by id (`reserve`'s `id`): at most this many keys hold them, apart from the other two;
+   * past it, a new key's take the place of a key's whose have all ended, else of the oldest key's
+   * (they stay charged, and can no longer be settled by id).
    *
    * @example
    * new MemoryStore({ maxKeys: 10_000 }); // 10k rate-limit keys, and 10k keys holding leases

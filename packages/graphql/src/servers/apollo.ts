@@ -39,10 +39,11 @@ export interface ApolloCostLimitPlugin<Context> {
 }
 
 /**
- * Cost-based rate limiting for Apollo Server 4 and 5: an operation's cost is estimated from its
- * document and variables and reserved before it executes, or it is refused without executing (429,
- * or 403 when it costs more than the budget can ever hold); after it ran, its actual cost is counted
- * from the result and settled. The response carries `extensions.cost` and the rate-limit headers.
+ * Cost-based rate limiting for Apollo Server 5 (4's plugin API is the same): an operation's cost is
+ * estimated from its document and variables and reserved before it executes, or it is refused without
+ * executing (429, or 403 when it costs more than the budget can ever hold); after it ran, its actual
+ * cost is counted from the result and settled. The response carries `extensions.cost` and the
+ * rate-limit headers.
  *
  * @example
  * const server = new ApolloServer<{ userId: string }>({

@@ -85,6 +85,8 @@ const EXPECTED_EXPORTS: Record<(typeof PACKAGES)[number], string[]> = {
 
 /** What `@tollgate/core/adapter` exports, for adapter authors (none of it is in the main entry). */
 const ADAPTER_EXPORTS = [
+  'adapterLimiterOf',
+  'createAdapterLimiter',
   'RouteLimiters',
   'WebAnswer',
   'answersLeftmostForwarded',

@@ -2,11 +2,12 @@
  * `@tollgate/core/adapter`: what an adapter author builds a framework's middleware from. An app never
  * needs it: the main entry, `@tollgate/core`, holds what apps use.
  *
- * An adapter is its framework's code only: it reads requests through a {@link RequestAccess} (Node.js
- * shaped requests: {@link nodeRequestAccess}), builds its limiter with {@link createHttpLimiter} once,
- * runs each request through {@link rateLimitLifecycle} with a {@link ResponseAccess} ({@link
- * nodeResponses} for Node.js responses, {@link WebAnswer} for Fetch ones), and puts
- * {@link keyControls} on its middleware. `docs/writing-an-adapter.md` walks through one.
+ * An adapter is its framework's code only: it describes its framework as a {@link Platform} (how the
+ * core reads a request, a {@link RequestAccess}: {@link nodeRequestAccess} for Node.js-shaped ones; how
+ * it writes a response, a {@link ResponseAccess}: {@link nodeResponses} for Node.js responses, {@link
+ * WebAnswer} for Fetch ones), calls {@link createAdapterLimiter} once per limiter, runs each request
+ * through its `handle`, and puts its key controls on the middleware. `docs/writing-an-adapter.md`
+ * walks through one.
  */
 
 export {
@@ -29,6 +30,12 @@ export type { RequestAccess } from './http/identity/request-keys.js';
 export { type SuppliedAddress, suppliedAddressAccess } from './http/identity/supplied-address.js';
 export type { AdapterSettings } from './http/options/option-types.js';
 export { mergeRateLimitOptions, validateInheritedOptions } from './http/options/route-options.js';
+export {
+  type AdapterLimiter,
+  adapterLimiterOf,
+  createAdapterLimiter,
+  type Platform,
+} from './http/pipeline/adapter-limiter.js';
 export {
   createHttpConcurrencyLimiter,
   type HttpConcurrencyLimiter,

@@ -1,13 +1,18 @@
-/** `@tollgate/express`: Tollgate as Express middleware (Express 4 and 5). */
+/**
+ * `@tollgate/express`: Tollgate as Express middleware (Express 4 and 5).
+ *
+ * For adapter authors: this file is Express's code only. Express is described to the core as a platform
+ * (its requests as Node.js's, with its own `trust proxy`; its responses as Node.js's), each limiter is
+ * built by one `createAdapterLimiter` call, and the request lifecycle is the core's
+ * (`docs/writing-an-adapter.md`).
+ */
 import type { ConcurrencyLimitOptions, KeyControls, RateLimitInfo, RateLimitOptions } from '@tollgate/core';
 import {
   concurrencyLifecycle,
+  createAdapterLimiter,
   createHttpConcurrencyLimiter,
-  createHttpLimiter,
-  keyControls,
   nodeRequestAccess,
   nodeResponses,
-  rateLimitLifecycle,
 } from '@tollgate/core/adapter';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
@@ -40,6 +45,8 @@ declare global {
 }
 
 const expressAccess = nodeRequestAccess<Request>((req) => req.app?.get('trust proxy') === true);
+/** Express as the core reads and writes it: Node.js requests and responses. */
+const EXPRESS = { requests: expressAccess, responses: nodeResponses };
 
 /** Who the core's messages are from, and Express's words for its client-IP setting, which warnings name. */
 const SETTINGS = {
@@ -70,12 +77,11 @@ const HANDLING_FRAME = /\bLayer\.(?:handle \[as handle_request\]|handleRequest) 
  * app.post('/login', rateLimit({ limit: 5, window: '15m', store, skipSuccessfulRequests: true }), login);
  */
 export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddleware {
-  const limiter = createHttpLimiter(options, expressAccess, {
-    ...SETTINGS,
-    inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
-  });
-  const handler = limiter.handler as ExpressRateLimitOptions['handler'];
-  const handle = rateLimitLifecycle(limiter, nodeResponses);
+  const { handle, handler, controls } = createAdapterLimiter<
+    Request,
+    Response,
+    NonNullable<ExpressRateLimitOptions['handler']>
+  >(options, EXPRESS, { ...SETTINGS, inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? '') });
 
   // Express 4 does not catch a rejected middleware promise: this function must never reject.
   async function rateLimit(req: Request, res: Response, next: NextFunction) {
@@ -91,7 +97,7 @@ export function rateLimit(options: ExpressRateLimitOptions = {}): RateLimitMiddl
     }
   }
 
-  return Object.assign(rateLimit, keyControls(limiter));
+  return Object.assign(rateLimit, controls);
 }
 
 /**

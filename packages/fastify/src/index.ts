@@ -2,6 +2,10 @@
  * `@tollgate/fastify`: Tollgate as a Fastify plugin (Fastify 4 and 5), with per-route
  * `config.rateLimit` options or `false`, and `fastify.rateLimit()` for the routes the plugin does not
  * reach (the 404 handler).
+ *
+ * For adapter authors: this file is Fastify's code only: its hooks, route options and decorators. A
+ * route's limiter comes from the core's `RouteLimiters` group, its per-request handling from
+ * `adapterLimiterOf`; the request lifecycle is the core's (`docs/writing-an-adapter.md`).
  */
 import {
   type ConcurrencyLimitOptions,
@@ -11,6 +15,7 @@ import {
   TollgateOptionError,
 } from '@tollgate/core';
 import {
+  adapterLimiterOf,
   answersLeftmostForwarded,
   concurrencyLifecycle,
   createHttpConcurrencyLimiter,
@@ -20,7 +25,6 @@ import {
   nodeRequestAccess,
   type ResponseAccess,
   RouteLimiters,
-  rateLimitLifecycle,
 } from '@tollgate/core/adapter';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
@@ -200,14 +204,17 @@ const tollgatePlugin: FastifyPluginAsync<TollgatePluginOptions> = async (fastify
 };
 
 function rateLimitHook(limiter: HttpLimiter<FastifyRequest, FastifyReply>): RateLimitHookHandler {
-  const handle = rateLimitLifecycle(limiter, fastifyResponses);
-  const handler = limiter.handler as FastifyRateLimitOptions['handler'];
+  const { handle, handler, controls } = adapterLimiterOf<
+    FastifyRequest,
+    FastifyReply,
+    NonNullable<FastifyRateLimitOptions['handler']>
+  >(limiter, fastifyResponses);
   async function rateLimit(request: FastifyRequest, reply: FastifyReply) {
     const handled = await handle(request, reply);
     if (handled.kind === 'handler' && handler) await handler(request, reply, handled.info);
     return answered(handled, reply);
   }
-  return Object.assign(rateLimit, keyControls(limiter));
+  return Object.assign(rateLimit, controls);
 }
 
 /** What a hook returns (or throws) once the lifecycle has run: nothing lets the request go on. */

@@ -1,16 +1,18 @@
 /**
  * `@tollgate/fetch`: Tollgate for Web-standard handlers, from a `Request` to a `Response` (Next.js route
  * handlers, `Bun.serve`, `Deno.serve`, SvelteKit's `handle`, React Router loaders and actions).
+ *
+ * For adapter authors: this file is the Fetch API's code only: a `Request` in, a `Response` out
+ * (`WebAnswer`), one `createAdapterLimiter` call per limiter. The request lifecycle is the core's
+ * (`docs/writing-an-adapter.md`).
  */
 import type { ConcurrencyLimitOptions, KeyControls, RateLimitInfo, RateLimitOptions } from '@tollgate/core';
 import {
   concurrencyLifecycle,
+  createAdapterLimiter,
   createHttpConcurrencyLimiter,
-  createHttpLimiter,
   handledError,
-  keyControls,
   type RequestAccess,
-  rateLimitLifecycle,
   suppliedAddressAccess,
   type WaitUntilContext,
   WebAnswer,
@@ -188,16 +190,23 @@ export function rateLimit<Args extends unknown[] = []>(
 ): FetchRateLimiter<Args> {
   const { ip, ...shared } = options ?? ({} as FetchRateLimitOptions<Args>);
   const { access, rememberArgs } = requestAccess(ip, shared.key);
-  const limiter = createHttpLimiter<Request, WebAnswer>(WebAnswer.options(shared), access, {
-    adapter: ADAPTER,
-    clientIpSetting: CLIENT_IP_SETTING,
-    handlerName: 'onLimited',
-    notHere: {
-      requestPropertyName: "there is no requestPropertyName option here; use the check's result: result.info",
+  const {
+    handle,
+    handler: onLimited,
+    controls,
+  } = createAdapterLimiter<Request, WebAnswer, NonNullable<FetchRateLimitOptions<Args>['onLimited']>>(
+    WebAnswer.options(shared),
+    { requests: access, responses: answerAccess },
+    {
+      adapter: ADAPTER,
+      clientIpSetting: CLIENT_IP_SETTING,
+      handlerName: 'onLimited',
+      notHere: {
+        requestPropertyName:
+          "there is no requestPropertyName option here; use the check's result: result.info",
+      },
     },
-  });
-  const onLimited = limiter.handler as FetchRateLimitOptions<Args>['onLimited'];
-  const handle = rateLimitLifecycle(limiter, answerAccess);
+  );
   return {
     async check(request, ...args) {
       rememberArgs(request, args);
@@ -216,7 +225,7 @@ export function rateLimit<Args extends unknown[] = []>(
       }
       throw handledError(handled, ADAPTER);
     },
-    ...keyControls(limiter),
+    ...controls,
   };
 }
 

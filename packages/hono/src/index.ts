@@ -1,4 +1,10 @@
-/** `@tollgate/hono`: Tollgate as Hono middleware, app-wide or per route, on every runtime Hono runs on. */
+/**
+ * `@tollgate/hono`: Tollgate as Hono middleware, app-wide or per route, on every runtime Hono runs on.
+ *
+ * For adapter authors: this file is Hono's code only: the client's address from Hono's context, a
+ * Fetch answer (`WebAnswer`) for the response, one `createAdapterLimiter` call per limiter. The request
+ * lifecycle is the core's (`docs/writing-an-adapter.md`).
+ */
 import {
   type ConcurrencyLimitOptions,
   type KeyControls,
@@ -9,13 +15,11 @@ import {
 } from '@tollgate/core';
 import {
   concurrencyLifecycle,
+  createAdapterLimiter,
   createHttpConcurrencyLimiter,
-  createHttpLimiter,
   type Handled,
   handledError,
-  keyControls,
   type RequestAccess,
-  rateLimitLifecycle,
   suppliedAddressAccess,
   type WaitUntilContext,
   WebAnswer,
@@ -144,17 +148,16 @@ const answerAccess = WebAnswer.access<Context>(
 export function rateLimit(options: HonoRateLimitOptions): RateLimitMiddleware {
   const given = options ?? ({} as HonoRateLimitOptions);
   const { getConnInfo: _getConnInfo, ip: _ip, handler, ...shared } = given;
-  const limiter = createHttpLimiter<Context, WebAnswer>(
+  const { handle, controls } = createAdapterLimiter<Context, WebAnswer>(
     WebAnswer.options({ ...shared, ...(handler === undefined ? {} : { handler }) }),
-    requestAccess(given, shared.key),
+    { requests: requestAccess(given, shared.key), responses: answerAccess },
     {
       adapter: ADAPTER,
       clientIpSetting: CLIENT_IP_SETTING,
       inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
     },
   );
-  const rateLimit = middleware(rateLimitLifecycle(limiter, answerAccess), true, handler);
-  return Object.assign(rateLimit, keyControls(limiter));
+  return Object.assign(middleware(handle, true, handler), controls);
 }
 
 /**

@@ -1,4 +1,10 @@
-/** `@tollgate/koa`: Tollgate as Koa middleware (Koa 2 and 3), app-wide or per route with @koa/router. */
+/**
+ * `@tollgate/koa`: Tollgate as Koa middleware (Koa 2 and 3), app-wide or per route with @koa/router.
+ *
+ * For adapter authors: this file is Koa's code only: how the core reads a Koa context and writes its
+ * response, one `createAdapterLimiter` call per limiter, and Koa's way of going on or throwing. The
+ * request lifecycle is the core's (`docs/writing-an-adapter.md`).
+ */
 import type {
   ConcurrencyLimitOptions,
   KeyControls,
@@ -8,13 +14,11 @@ import type {
 } from '@tollgate/core';
 import {
   concurrencyLifecycle,
+  createAdapterLimiter,
   createHttpConcurrencyLimiter,
-  createHttpLimiter,
-  keyControls,
   nodeResponses,
   type RequestAccess,
   type ResponseAccess,
-  rateLimitLifecycle,
 } from '@tollgate/core/adapter';
 import type { Context, Middleware, Next } from 'koa';
 
@@ -95,12 +99,15 @@ const koaResponses: ResponseAccess<Context, KoaResponse> = {
  * router.post('/login', rateLimit({ limit: 5, window: '15m', skipSuccessfulRequests: true }), login);
  */
 export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddleware {
-  const limiter = createHttpLimiter(options, koaAccess, {
-    ...SETTINGS,
-    inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? ''),
-  });
-  const handler = limiter.handler as KoaRateLimitOptions['handler'];
-  const handle = rateLimitLifecycle(limiter, koaResponses);
+  const { handle, handler, controls } = createAdapterLimiter<
+    Context,
+    Context['response'],
+    NonNullable<KoaRateLimitOptions['handler']>
+  >(
+    options,
+    { requests: koaAccess, responses: koaResponses },
+    { ...SETTINGS, inRequestHandler: HANDLING_FRAME.test(new Error().stack ?? '') },
+  );
 
   async function rateLimit(ctx: Context, next: Next) {
     const handled = await handle(ctx, ctx.response);
@@ -109,7 +116,7 @@ export function rateLimit(options: KoaRateLimitOptions = {}): RateLimitMiddlewar
     if (handled.kind === 'handler' && handler) return handler(ctx, handled.info);
   }
 
-  return Object.assign(rateLimit, keyControls(limiter));
+  return Object.assign(rateLimit, controls);
 }
 
 /**

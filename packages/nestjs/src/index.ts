@@ -2,6 +2,10 @@
  * `@tollgate/nestjs`: Tollgate as a Nest module (Nest 11 and 12, on Express and on Fastify):
  * `TollgateModule`, `TollgateGuard` for HTTP, GraphQL, WebSocket and microservice handlers,
  * `@RateLimit()` and `@SkipRateLimit()`, and `concurrencyLimit()` as an interceptor.
+ *
+ * For adapter authors: this package is Nest's code only: its guard, decorators and execution contexts.
+ * Each limiter comes from the core's `RouteLimiters` group and runs the core's request lifecycle on the
+ * platform under Nest (`platforms.ts`); `docs/writing-an-adapter.md` describes the kit.
  */
 
 export * from '@tollgate/core/app-exports';

@@ -16,6 +16,7 @@ import type {
 import { endWithRejection } from '../../src/http/answer/rejections.js';
 import { answersLeftmostForwarded, nodeRequestAccess } from '../../src/http/identity/node-requests.js';
 import { suppliedAddressAccess } from '../../src/http/identity/supplied-address.js';
+import { createAdapterLimiter } from '../../src/http/pipeline/adapter-limiter.js';
 import { createHttpLimiter, type HttpLimiter } from '../../src/http/pipeline/http-limiter.js';
 import { handledError, type ResponseAccess, rateLimitLifecycle } from '../../src/http/pipeline/lifecycle.js';
 import { nodeResponses } from '../../src/http/pipeline/node-responses.js';
@@ -344,6 +345,33 @@ describe("the lifecycle's defaults", () => {
     expect(handledError({ kind: 'error', error }, '@tollgate/test')).toBe(error);
     expect(String(handledError({ kind: 'stopped' }, '@tollgate/test'))).toBe(
       'Error: @tollgate/test: this request was answered already',
+    );
+  });
+});
+
+describe('createAdapterLimiter', () => {
+  const platform = { requests: fakeAccess, responses: nodeResponses };
+  const response = () => new ServerResponse(new IncomingMessage(new Socket()));
+
+  it('gives the middleware its handle, the app’s handler and the key controls, from one call', async () => {
+    const { store } = storeOnClock();
+    const handler = (_req: FakeRequest, info: RateLimitInfo) => info.limit;
+    const built = createAdapterLimiter<FakeRequest, ServerResponse, typeof handler>(
+      { limit: 1, window: '1m', store, handler },
+      platform,
+      { adapter: '@tollgate/test' },
+    );
+    expect(built.handler).toBe(handler);
+    const client = () => ({ ip: '203.0.113.7' }); // a request each time
+    expect(await built.handle(client(), response())).toEqual({ kind: 'next' });
+    expect((await built.handle(client(), response())).kind).toBe('handler');
+    await built.controls.resetKey('ip:203.0.113.7');
+    expect(await built.handle(client(), response())).toEqual({ kind: 'next' });
+  });
+
+  it('checks the options once, naming the adapter', () => {
+    expect(() => createAdapterLimiter({ limit: -1 }, platform, { adapter: '@tollgate/test' })).toThrow(
+      /^@tollgate\/test: limit /,
     );
   });
 });

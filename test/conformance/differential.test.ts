@@ -1,8 +1,9 @@
 /**
  * MemoryStore and RedisStore, side by side under one clock, through random sequences of what a client
  * and an app can do: consume (some of them given a maxWait), peek, reserve and settle or cancel (often
- * after a window has turned), refunds of past charges, penalties, overrides set, ended by their ttl or
- * removed. Every answer of the two limiters, and what each key then holds, must be the same.
+ * after a window has turned; half of them by id, some settled twice or after their ttl, at most 3 open
+ * per key), refunds of past charges, penalties, overrides set, ended by their ttl or removed. Every
+ * answer of the two limiters, and what each key then holds, must be the same.
  */
 import {
   createLimiter,
@@ -93,7 +94,16 @@ async function run(seed: number, policies: Policy | Policy[], overrides: boolean
   const clock = new SharedClock();
   // A waiter's turn is in its decision (waitedMs); the sleep until it is not what is compared here.
   const sleep = async () => {};
-  const options = { policies, overrides, denyCache: false, onStoreError: 'throw', sleep } as const;
+  const options = {
+    policies,
+    overrides,
+    denyCache: false,
+    onStoreError: 'throw',
+    sleep,
+    maxOpen: 3,
+  } as const;
+  // Reservations by id draw from a generator of their own, so the other operations stay as they were.
+  const byId = seeded(seed + 1_000);
   const pair: Pair = {
     clock,
     memory: createLimiter({ ...options, store: new MemoryStore({ clock: clock.now }) }),
@@ -104,6 +114,7 @@ async function run(seed: number, policies: Policy | Policy[], overrides: boolean
   };
   const open: {
     key: string;
+    id: string | undefined;
     memory: { settle(n: number): Promise<void>; cancel(): Promise<void> };
     redis: { settle(n: number): Promise<void>; cancel(): Promise<void> };
   }[] = [];
@@ -128,17 +139,32 @@ async function run(seed: number, policies: Policy | Policy[], overrides: boolean
         if (m.allowed) charges.push({ key, cost, atMs: m.decidedAtMs });
       }
     } else if (op < 0.5) {
-      const [m, r] = await both(pair, `${what}: reserve`, (l) => l.reserve(key, cost * 2));
-      expect(comparable(r.decision), `${what}: reserve`).toEqual(comparable(m.decision));
-      open.push({ key, memory: m, redis: r });
+      const id = byId() < 0.5 ? `r${step}` : undefined;
+      const options = id === undefined ? undefined : { id, ttl: 1_000 + Math.floor(byId() * 30_000) };
+      const [m, r] = await both(pair, `${what}: reserve ${id}`, (l) => l.reserve(key, cost * 2, options));
+      expect(comparable(r.decision), `${what}: reserve ${id}`).toEqual(comparable(m.decision));
+      open.push({ key, id, memory: m, redis: r });
     } else if (op < 0.65 && open.length > 0) {
       const index = Math.floor(random() * open.length);
       const [reservation] = open.splice(index, 1);
       const actual = random() < 0.3 ? -1 : Math.floor(random() * 6);
-      const settle = (side: 'memory' | 'redis') =>
-        actual < 0 ? reservation?.[side].cancel() : reservation?.[side].settle(actual);
-      clock.step(0);
-      await Promise.all([settle('memory'), settle('redis')]);
+      const id = reservation?.id;
+      if (id !== undefined) {
+        // By id, as another process would: once or twice, each answer alike.
+        for (let times = byId() < 0.3 ? 2 : 1; times > 0; times--) {
+          const [m, r] = await both(pair, `${what}: settle ${id} (${actual})`, (l) =>
+            actual < 0
+              ? l.cancel(reservation?.key as string, id)
+              : l.settle(reservation?.key as string, id, actual),
+          );
+          expect(r, `${what}: settle ${id}`).toEqual(m);
+        }
+      } else {
+        const settle = (side: 'memory' | 'redis') =>
+          actual < 0 ? reservation?.[side].cancel() : reservation?.[side].settle(actual);
+        clock.step(0);
+        await Promise.all([settle('memory'), settle('redis')]);
+      }
     } else if (op < 0.72 && charges.length > 0) {
       const charge = pick(charges);
       await both(pair, `${what}: refund`, (l) =>

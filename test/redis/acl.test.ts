@@ -87,7 +87,9 @@ function recorder() {
 /**
  * Everything a store sends, each call on keys of its own under `name`: checks (TIME, GET, SET), a refund
  * that fills the bucket again (DEL in the script), a reset (DEL), a lease taken (ZREMRANGEBYSCORE, ZCARD,
- * ZADD, PEXPIRE) and released (ZREM). What each answered, or its error.
+ * ZADD, PEXPIRE) and released (ZREM), reservations by id made (ZRANGEBYSCORE, ZSCORE, HSET, ZRANGE; a
+ * third with two settled, past maxOpen 1: ZREMRANGEBYRANK) and settled (HGET, HDEL, ZREM). What each
+ * answered, or its error.
  */
 async function useEverything(store: RedisStore, name: string) {
   const limiter = createLimiter({ store, policies: { limit: LIMIT, window: '1h' } });
@@ -103,7 +105,14 @@ async function useEverything(store: RedisStore, name: string) {
   const reset = await settled(limiter.reset(`${name}:b`));
   const lease = await leases.acquire(`${name}:c`);
   const release = await settled(lease.lease?.release() ?? Promise.resolve());
-  return { checks, refund, reset, lease, release };
+  const byId = createLimiter({ store, policies: { limit: LIMIT, window: '1h' }, maxOpen: 1 });
+  const reservations: unknown[] = [];
+  for (const id of ['r1', 'r2', 'r3']) {
+    const { decision } = await byId.reserve(`${name}:d`, 1, { id });
+    reservations.push(decision.degraded ? 'degraded' : decision.reason);
+    if (id !== 'r3') reservations.push(await settled(byId.settle(`${name}:d`, id, 0)));
+  }
+  return { checks, refund, reset, lease, release, reservations };
 }
 
 describe.each(CLIENTS)('RedisStore as an ACL user (%s)', (clientName, connect) => {
@@ -121,6 +130,7 @@ describe.each(CLIENTS)('RedisStore as an ACL user (%s)', (clientName, connect) =
         [false, false],
       ]);
       expect(used).toMatchObject({ refund: 'ok', reset: 'ok', release: 'ok' });
+      expect(used.reservations).toEqual(['allowed', 'ok', 'allowed', 'ok', 'allowed']);
       expect(used.lease).toMatchObject({ acquired: true, degraded: false });
 
       const limiter = createLimiter({ store, policies: { limit: 100, window: '1h' }, onStoreError: 'throw' });

@@ -71,7 +71,8 @@ function configMap(reply: unknown): Map<string, string> {
 /**
  * Every command Tollgate runs on its keys, with arguments of the shape it sends (`$key` is a key): the
  * settle script's (`script/scripts.generated.ts`: TIME, GET, SET, DEL), the lease script's
- * (`algorithms/concurrency/concurrency.lua.ts`), and DEL, sent by `reset` too. An ACL user needs them all,
+ * (`algorithms/concurrency/concurrency.lua.ts`), the reservation script's (`script/reservation-script.ts`:
+ * the sorted sets and the hash of reservations by id), and DEL, sent by `reset` too. An ACL user needs them all,
  * and EVALSHA and EVAL, which run the scripts (EVAL after NOSCRIPT, as after a restart or a failover).
  */
 const SCRIPT_COMMANDS = [
@@ -84,6 +85,13 @@ const SCRIPT_COMMANDS = [
   'ZCARD $key',
   'ZADD $key 0 lease',
   'PEXPIRE $key 1',
+  'ZRANGEBYSCORE $key -inf 0',
+  'ZRANGE $key 0 0 WITHSCORES',
+  'ZSCORE $key reservation',
+  'ZREMRANGEBYRANK $key 0 0',
+  'HGET $key reservation',
+  'HSET $key reservation 0',
+  'HDEL $key reservation',
 ];
 
 /**

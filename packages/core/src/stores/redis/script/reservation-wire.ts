@@ -61,6 +61,7 @@ export interface ReservationReply {
   readonly answers: readonly unknown[];
 }
 
+/** The reservation script's reply, read: its first three fields, then the settle script's answers. */
 export function reservationReplyOf(reply: unknown): ReservationReply {
   const [outcome, open, detail, ...answers] = reply as unknown[];
   return {

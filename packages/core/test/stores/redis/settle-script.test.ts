@@ -1,0 +1,132 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import {
+  GENERATED_PATH,
+  LUA_DIR,
+  luaFiles,
+  REGENERATE,
+  settleScriptModule,
+} from '../../../src/stores/redis/script/lua-files.js';
+import { RESERVATION_SCRIPT } from '../../../src/stores/redis/script/reservation-wire.js';
+import {
+  LEASE_SCRIPT,
+  OVERRIDABLE_CHECK_SCRIPTS,
+  OVERRIDE_SCRIPT,
+  POLICIES_CHECK_SCRIPT,
+  SETTLE_SCRIPT,
+  SINGLE_CHECK_SCRIPTS,
+} from '../../../src/stores/redis/script/wire.js';
+
+const writing = process.env.TOLLGATE_WRITE_LUA === '1';
+const generatedPath = fileURLToPath(new URL(`../../../${GENERATED_PATH}`, import.meta.url));
+const luaDir = fileURLToPath(new URL(`../../../${LUA_DIR}`, import.meta.url));
+
+describe('the .lua files of the scripts Redis runs', () => {
+  it('are committed exactly as the generators make them, and no others', () => {
+    const files = luaFiles();
+    if (writing) {
+      rmSync(luaDir, { recursive: true, force: true });
+      mkdirSync(luaDir, { recursive: true });
+      for (const [name, lua] of Object.entries(files)) writeFileSync(`${luaDir}/${name}`, lua);
+      return;
+    }
+    expect(readdirSync(luaDir).sort(), `out of step: run \`${REGENERATE}\``).toEqual(
+      Object.keys(files).sort(),
+    );
+    for (const [name, lua] of Object.entries(files)) {
+      expect(readFileSync(`${luaDir}/${name}`, 'utf8'), `${name} out of step: run \`${REGENERATE}\``).toBe(
+        lua,
+      );
+    }
+  });
+
+  it.skipIf(writing)('are what the store sends', () => {
+    const files = luaFiles();
+    const sent = {
+      'settle.lua': SETTLE_SCRIPT,
+      'check-policies.lua': POLICIES_CHECK_SCRIPT,
+      'override.lua': OVERRIDE_SCRIPT,
+      'lease.lua': LEASE_SCRIPT,
+      'reservation.lua': RESERVATION_SCRIPT,
+      ...Object.fromEntries(
+        Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}.lua`, script]),
+      ),
+      ...Object.fromEntries(
+        Object.entries(OVERRIDABLE_CHECK_SCRIPTS).map(([name, script]) => [
+          `check-${name}-overridable.lua`,
+          script,
+        ]),
+      ),
+    };
+    expect(Object.keys(sent).sort()).toEqual(Object.keys(files).sort());
+    for (const [name, script] of Object.entries(sent)) {
+      expect(script.source, name).toBe(files[name]);
+      expect(script.sha1, name).toBe(createHash('sha1').update(script.source).digest('hex'));
+    }
+  });
+});
+
+describe('the settle script Redis runs', () => {
+  // `pnpm --filter @tollgate/core lua:write` runs this file with TOLLGATE_WRITE_LUA=1 to rewrite it.
+  it('is committed exactly as generate.ts makes it from the algorithms’ Lua', () => {
+    const generated = settleScriptModule();
+    if (writing) writeFileSync(generatedPath, generated);
+    else expect(readFileSync(generatedPath, 'utf8'), `out of step: run \`${REGENERATE}\``).toBe(generated);
+  });
+
+  // A change here is a change in what every Redis runs: servers of two versions sharing one Redis run
+  // both scripts side by side, so say in the changeset whether the stored values and answers still agree.
+  it.skipIf(writing)('has the SHA pinned here', () => {
+    expect(SETTLE_SCRIPT.sha1).toBe('c19395043b7c9f6b16e1c59eace3452aecb73b7f');
+  });
+});
+
+describe('the single-check scripts Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    expect(
+      Object.fromEntries(Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1])),
+    ).toEqual({
+      'token-bucket': 'bb49cbd8bb0ba3735f447e1a80d222ca6a53c34d',
+      'fixed-window': '6163f84fb89a93c23e40672511702edeef888bea',
+      'sliding-window': 'ecec6da617410d0eb122a8fa6cc484b90eedb18c',
+    });
+  });
+});
+
+describe('the single-check scripts that read overrides', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    const shas = Object.entries(OVERRIDABLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
+    expect(Object.fromEntries(shas)).toEqual({
+      'token-bucket': '2f634dd46cdb7d6001d203a3c7b63a6fb5968a80',
+      'fixed-window': '714b2b3fd567957d60149f59506f41af1da97bd0',
+      'sliding-window': 'e4cc80baaf44cc69f2dc78061274fcbade08de27',
+    });
+  });
+});
+
+describe('the single-check script of several policies Redis runs', () => {
+  it.skipIf(writing)('has its SHA pinned here', () => {
+    expect(POLICIES_CHECK_SCRIPT.sha1).toBe('237a8f783a83ce3858f4581a661f98852c60636d');
+  });
+});
+
+describe('the override script Redis runs', () => {
+  it('has the SHA pinned here', () => {
+    expect(OVERRIDE_SCRIPT.sha1).toBe('eca4ba5a948f741df0f36ddaf13c1745aa6ccf82');
+  });
+});
+
+describe('the lease script Redis runs', () => {
+  it('has the SHA pinned here', () => {
+    expect(LEASE_SCRIPT.sha1).toBe('21fc8f5e1248570569144691c98e2b48e0caf98f');
+  });
+});
+
+describe('the reservation script Redis runs', () => {
+  // It holds the settle script: a change to that one changes this one too.
+  it.skipIf(writing)('has the SHA pinned here', () => {
+    expect(RESERVATION_SCRIPT.sha1).toBe('60dfecd9c4b24dd7778c25b40dab0a6a966e860f');
+  });
+});

@@ -31,3 +31,5 @@ export declare const typeDefs: string;
 export declare const resolvers: Record<string, Record<string, (...args: never[]) => unknown>>;
 /** The signed-in user an authentication layer puts on the request, if any. */
 export declare function userOf(request: Request): { id: string } | undefined;
+/** The user a bearer token belongs to, verified; `undefined` for none or a bad one. */
+export declare function authenticate(authorization: string | undefined): Promise<{ id: string } | undefined>;

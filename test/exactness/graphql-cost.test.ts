@@ -50,9 +50,10 @@ function queryOf(random: () => number): string {
 describe.concurrent('the GraphQL cost limit across 2 processes on one Redis', () => {
   const prefix = uniquePrefix('graphql');
   let workers: { child: ChildProcess; urls: Urls }[] = [];
+  // Workers that load three GraphQL servers and tsx take long to start while the other suites run.
   beforeAll(async () => {
     workers = await Promise.all([startWorker(prefix), startWorker(prefix)]);
-  });
+  }, 120_000);
   afterAll(() => {
     for (const { child } of workers) child.stdin?.end();
   });

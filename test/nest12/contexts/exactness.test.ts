@@ -62,4 +62,4 @@ it('admits exactly the limit across two processes on one Redis', async () => {
   expect(won).toHaveLength(100);
   const codes = answers.flatMap((answer) => answer.errors ?? []).map((error) => error.extensions.code);
   expect(codes).toEqual(Array.from({ length: 200 }, () => 'TOLLGATE_RATE_LIMITED'));
-});
+}, 120_000); // a worker that loads Nest, Apollo and tsx takes long to start while the other suites run

@@ -69,19 +69,21 @@ export {
   type Lease,
   type LeaseDecision,
 } from './limiter/concurrency-limiter.js';
-export type { InsuranceOptions } from './limiter/insurance.js';
 export {
-  type BanOptions,
   type ConsumeOptions,
   createLimiter,
   type Limiter,
-  type LimiterOptions,
-  type OnStoreError,
   type RefundOptions,
   type ReserveOptions,
   type ScheduleOptions,
-  type StoreErrorAction,
 } from './limiter/limiter.js';
+export type {
+  BanOptions,
+  InsuranceOptions,
+  LimiterOptions,
+  OnStoreError,
+  StoreErrorAction,
+} from './limiter/limiter-options.js';
 export type { LimitOverride, Override, OverrideOptions, PolicyOverride } from './limiter/overrides.js';
 export type { Reservation } from './limiter/reservation.js';
 export type { SettleResult } from './limiter/reservation-ids.js';

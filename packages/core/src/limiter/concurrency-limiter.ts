@@ -11,9 +11,12 @@ import { type Duration, parseDuration } from '../support/duration.js';
 import { fromSource, TollgateOptionError } from '../support/option-error.js';
 import { ownOptions, positiveWholeNumber } from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
-import type { InsuranceOptions } from './insurance.js';
-import { insuranceSettings } from './insurance.js';
-import type { OnStoreError, StoreErrorAction } from './limiter.js';
+import {
+  type InsuranceOptions,
+  insuranceSettings,
+  type OnStoreError,
+  type StoreErrorAction,
+} from './limiter-options.js';
 
 /** Options of {@link createConcurrencyLimiter}. */
 export interface ConcurrencyLimiterOptions {

@@ -9,29 +9,6 @@ import { ALGORITHMS } from '../algorithms/registry.js';
 import type { Decision } from '../model/decision.js';
 import type { ResolvedPolicy } from '../model/policy.js';
 import type { BucketResult } from '../model/store.js';
-import { TollgateOptionError } from '../support/option-error.js';
-import { rejectUnknownNames } from '../support/unknown-names.js';
-import { isSettingsObject, positiveWholeNumber } from '../support/value-checks.js';
-
-/** Options of the deny cache. */
-export interface DenyCacheOptions {
-  /** The most clients remembered at once; the oldest is forgotten first. Default: `10_000`. */
-  maxKeys?: number;
-}
-
-/**
- * Checks the `denyCache` option (`false` or {@link DenyCacheOptions}); throws a `TypeError` naming `what`.
- *
- * @example
- * denyCacheSettings({ maxKeys: 500 }, 'denyCache'); // { maxKeys: 500 }
- */
-export function denyCacheSettings(option: unknown, what: string): false | Required<DenyCacheOptions> {
-  if (option === false) return false;
-  if (!isSettingsObject(option))
-    throw new TollgateOptionError(`${what} must be false or an object like { maxKeys: 10_000 }`);
-  rejectUnknownNames(option, ['maxKeys'], new Map(), `${what} has an unknown field`);
-  return { maxKeys: positiveWholeNumber(option.maxKeys ?? 10_000, `${what}.maxKeys`) };
-}
 
 /** What the store said about an owner, and when we asked. */
 interface Denial {

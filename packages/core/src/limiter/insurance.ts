@@ -10,41 +10,7 @@ import type { Decision } from '../model/decision.js';
 import type { ResolvedPolicy } from '../model/policy.js';
 import type { BucketMode } from '../model/store.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
-import { TollgateOptionError } from '../support/option-error.js';
-import { rejectUnknownNames } from '../support/unknown-names.js';
-import { isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
-
-/** Options of the insurance limiter. */
-export interface InsuranceOptions {
-  /**
-   * How many app instances usually share the store. Each instance's insurance keeps `1/instances` of
-   * every limit and burst (at least one token), so the instances together stay near the real limit. A
-   * request that costs more than a share holds (but no more than the policies do) is charged a whole
-   * share: admitted when the share is full, else refused with the wait until it is.
-   * Default: `1` (each instance allows the full limit on its own).
-   */
-  instances?: number;
-  /** The most keys the insurance store holds. Default: `100_000`. */
-  maxKeys?: number;
-}
-
-/**
- * Checks insurance options, with defaults applied; throws a `TypeError` naming `what`.
- *
- * @example
- * insuranceSettings({ instances: 4 }, 'insurance'); // { instances: 4, maxKeys: 100_000 }
- */
-export function insuranceSettings(options: unknown, what: string): Required<InsuranceOptions> {
-  if (!isSettingsObject(options))
-    throw new TollgateOptionError(`${what} must be an object like { instances: 4 }`);
-  rejectUnknownNames(options, ['instances', 'maxKeys'], new Map(), `${what} has an unknown field`);
-  // Own fields only: a default is the default, whatever `Object.prototype` holds.
-  const { instances = 1, maxKeys = 100_000 } = ownOptions(options);
-  return {
-    instances: positiveWholeNumber(instances, `${what}.instances`),
-    maxKeys: positiveWholeNumber(maxKeys, `${what}.maxKeys`),
-  };
-}
+import type { InsuranceOptions } from './limiter-options.js';
 
 /** Decides checks in process memory; built on first use. */
 export interface Insurance {
@@ -60,20 +26,19 @@ export interface Insurance {
 }
 
 /**
- * The insurance of a limiter. Options are checked now; the store is made only when first needed. It
+ * The insurance of a limiter, from its checked settings; the store is made only when first needed. It
  * keeps time by `clock` (the main store's injected clock, if any), so tests move both together.
  *
  * @example
- * const insurance = insuranceFor(limiter.policies, { instances: 4 });
+ * const insurance = insuranceFor(limiter.policies, { instances: 4, maxKeys: 100_000 });
  * const decision = await insurance.decide(owner, 1, 'consume'); // decision.degraded === true
  */
 export function insuranceFor(
   policies: readonly ResolvedPolicy[],
-  options: InsuranceOptions = {},
+  { instances, maxKeys }: Required<InsuranceOptions>,
   clock?: () => number,
   ban?: BanRule,
 ): Insurance {
-  const { instances, maxKeys } = insuranceSettings(options, 'insurance');
   const share = (tokens: number) => Math.max(1, Math.floor(tokens / instances));
   const shared = resolvePolicies(
     // Each policy counts as it does on the store (a fixed window stays a fixed window), on its share.

@@ -1,12 +1,10 @@
 /** `createLimiter`: policies and a store put together behind consume / peek / refund / reset. */
 
 import { decide } from '../algorithms/decide.js';
-import { resolvePolicies } from '../algorithms/policies.js';
 import { turnMs } from '../algorithms/settle.js';
 import { LimiterEvents } from '../diagnostics/publish.js';
-import type { BanRule } from '../model/ban.js';
 import type { Decision } from '../model/decision.js';
-import type { Policy, ResolvedPolicy } from '../model/policy.js';
+import type { ResolvedPolicy } from '../model/policy.js';
 import type {
   BucketMode,
   BucketRequest,
@@ -18,16 +16,9 @@ import type {
 import { decideAtOnce, MemoryStore } from '../stores/memory/memory-store.js';
 import { TollgateArgumentError } from '../support/argument-error.js';
 import { DeadlineWatch } from '../support/deadline-watch.js';
-import { type Duration, parseDuration } from '../support/duration.js';
+import type { Duration } from '../support/duration.js';
 import { fromSource, TollgateOptionError } from '../support/option-error.js';
-import { rejectUnknownNames } from '../support/unknown-names.js';
-import {
-  flagOption,
-  isSettingsObject,
-  ownField,
-  ownOptions,
-  positiveWholeNumber,
-} from '../support/value-checks.js';
+import { ownField } from '../support/value-checks.js';
 import { bucketOwner } from './bucket-key.js';
 import {
   CONSUME_OPTIONS,
@@ -37,8 +28,16 @@ import {
   RESERVE_OPTIONS,
   SCHEDULE_OPTIONS,
 } from './call-options.js';
-import { DenyCache, type DenyCacheOptions, denyCacheSettings } from './deny-cache.js';
-import { type InsuranceOptions, insuranceFor } from './insurance.js';
+import { DenyCache } from './deny-cache.js';
+import { insuranceFor } from './insurance.js';
+import {
+  type LimiterConfig,
+  type LimiterOptions,
+  limiterConfig,
+  type OnStoreError,
+  onStoreErrorOption,
+  type StoreErrorAction,
+} from './limiter-options.js';
 import {
   type LimitOverride,
   type Override,
@@ -48,145 +47,17 @@ import {
   resolveOverride,
 } from './overrides.js';
 import { maxExtraTokensOf, type Reservation, reservationById, reservationOf } from './reservation.js';
-import {
-  actualCostOf,
-  maxOpenOf,
-  reservationIdOf,
-  reservationTtlMsOf,
-  type SettleResult,
-} from './reservation-ids.js';
+import { actualCostOf, reservationIdOf, reservationTtlMsOf, type SettleResult } from './reservation-ids.js';
 import { slicedChecks } from './sliced-checks.js';
 import { TurnRefusedError } from './turn-refused-error.js';
 import {
-  DEFAULT_MAX_WAITERS,
   DEFAULT_SCHEDULE_WAIT,
   maxWaitMsOf,
-  type Sleep,
   signalOf,
-  sleepOf,
   sleepUnlessAborted,
   Waiters,
   whyNoWait,
 } from './waits.js';
-
-/**
- * What a check does when the store fails (down, silent past `timeout`, erroring):
- * - `'insurance'`: decide on the limiter's per-process insurance limiter (the decision is `degraded`);
- * - `'throw'`: reject with the store's error (a `StoreUnavailableError` when it is unreachable).
- */
-export type StoreErrorAction = 'insurance' | 'throw';
-
-/** A {@link StoreErrorAction}, or a function choosing one per failure (given the error and the key). */
-export type OnStoreError =
-  | StoreErrorAction
-  | ((error: unknown, key: string) => StoreErrorAction | Promise<StoreErrorAction>);
-
-/** Options of {@link createLimiter}. */
-export interface LimiterOptions {
-  /**
-   * One policy, or several checked and charged together (all or none). A policy with `slice` (token
-   * slices) must be the only one, and cannot be combined with `ban`, `exponentialBackoff` or
-   * `continueExceeding`.
-   */
-  policies: Policy | readonly Policy[];
-  /** Where buckets live. Default: a new {@link MemoryStore} (per process). Use a `RedisStore` to share. */
-  store?: Store;
-  /**
-   * Keeps this limiter's buckets apart from other limiters' on the same store. Letters, digits and
-   * `_ . : -`, at most 64. Default: none (limiters with equal policies on one store share buckets).
-   */
-  namespace?: string;
-  /**
-   * How long a check waits for a store that gives no answer before it takes `onStoreError`. Time this
-   * process spends busy does not count: an answer that arrived in time decides, however late it is read.
-   * Default: `'1s'`. `false`: wait as long as it takes.
-   */
-  timeout?: Duration | false;
-  /** When the store fails. Default: `'insurance'`. */
-  onStoreError?: OnStoreError;
-  /** The insurance limiter: the same policies in a `MemoryStore` of this process. Default: `{ instances: 1 }`. */
-  insurance?: InsuranceOptions;
-  /**
-   * Answers checks of a client that the store has told to wait, in process, until the wait is over:
-   * no round trip for a client that keeps knocking. Only in front of stores that are not `local`.
-   * Default: `{ maxKeys: 10_000 }`. `false`: off.
-   */
-  denyCache?: false | DenyCacheOptions;
-  /**
-   * Bans a client that keeps knocking while it is limited: after `after` refusals in a row (no request
-   * admitted in between), every check is refused for `duration` (rate-limiter-flexible's
-   * `blockDuration`, @fastify/rate-limit's `ban`). Counted atomically with the policies, in the store.
-   * Default: none.
-   */
-  ban?: BanOptions;
-  /**
-   * Each refusal in a row (no request admitted in between) doubles the wait before the next admission:
-   * the first waits what the policies say, the next twice that from then, then 4×, up to 1024× the
-   * first wait. While it lasts every check is refused, and each refusal doubles it again; an admitted
-   * request ends the streak. Shown in `retryAfterMs` (so `Retry-After` and the `RateLimit` header's `t`).
-   * Decided atomically with the policies, in the store. @fastify/rate-limit's `exponentialBackoff`.
-   * Default: `false`.
-   *
-   * @example
-   * createLimiter({ policies: { limit: 5, window: '1m' }, exponentialBackoff: true });
-   */
-  exponentialBackoff?: boolean;
-  /**
-   * A refused request restarts each policy it did not fit, so a client that keeps knocking stays out:
-   * a fixed window starts again at the refusal (its count kept); a token bucket is charged the refused
-   * cost as debt, down to one full bucket owed; a sliding window counts the refused cost in its current
-   * window, up to `limit`. A cost more than a policy holds restarts nothing. Decided atomically with the
-   * policies, in the store. @fastify/rate-limit's `continueExceeding`. Default: `false`.
-   *
-   * @example
-   * createLimiter({ policies: { limit: 5, window: '1m', algorithm: 'fixed-window' }, continueExceeding: true });
-   */
-  continueExceeding?: boolean;
-  /**
-   * Lets `setOverride` change one client's limits at runtime, fleet-wide: every check reads the key's
-   * override in the same store step (on Redis, the same script call), so the next check in any process
-   * decides by it. Costs the store one more read per check, and the limiter keeps no deny cache (another
-   * process may raise a limit at any moment). When the store fails, the insurance limiter decides by the
-   * policies' own limits. Not with a sliced policy. Default: `false`.
-   *
-   * @example
-   * const limiter = createLimiter({ store, policies: { limit: 100, window: '1m' }, overrides: true });
-   * await limiter.setOverride('key:acme', 1000, { ttl: '30d' });
-   */
-  overrides?: boolean;
-  /**
-   * The most calls given `maxWait` that may wait for their turn at once, in this process. Past it, a
-   * call does not wait: it is admitted if the tokens are there now, else refused at once. Bounds the
-   * memory waiters hold (a timer and a promise each). A positive whole number. Default: `1000`.
-   */
-  maxWaiters?: number;
-  /**
-   * How a call given `maxWait` sleeps until its turn. Inject one in tests, with the store's `clock`, to
-   * move waits without real time passing. Default: a timer.
-   *
-   * @example
-   * createLimiter({ policies, store: new MemoryStore({ clock }), sleep: (ms) => manualTimers.sleep(ms) });
-   */
-  sleep?: Sleep;
-  /**
-   * The most reservations by id (`reserve`'s `id`) open on one key at once, in every process: past it,
-   * `reserve` is refused (`reason: 'too-many-open'`, `retryAfterMs` until the oldest open one's `ttl`
-   * ends) and charges nothing, until one is settled, cancelled or forgotten. Bounds what the store keeps
-   * per key. A positive whole number. Default: `1000`.
-   *
-   * @example
-   * createLimiter({ store, policies: { limit: 100_000, window: '1m' }, maxOpen: 50 });
-   */
-  maxOpen?: number;
-}
-
-/** A limiter's ban: see {@link LimiterOptions.ban}. */
-export interface BanOptions {
-  /** Refusals in a row that start a ban. A positive whole number. `1`: the first refusal does. */
-  after: number;
-  /** How long a ban lasts: ms or a string such as `'15m'`. */
-  duration: Duration;
-}
 
 /** Options of a single check. Any other option is refused with a `TypeError`. */
 export interface ConsumeOptions {
@@ -369,9 +240,6 @@ export interface Limiter {
   getOverride(key: string): Promise<Override | undefined>;
 }
 
-const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
-const STORE_ERROR_ACTIONS: readonly StoreErrorAction[] = ['insurance', 'throw'];
-
 /**
  * Creates a limiter. Options are checked here, once: bad ones throw a `TollgateOptionError` (a
  * `TypeError`, code `TOLLGATE_INVALID_OPTION`) whose message starts with `createLimiter: ` and names the
@@ -385,63 +253,30 @@ const STORE_ERROR_ACTIONS: readonly StoreErrorAction[] = ['insurance', 'throw'];
  * const decision = await limiter.consume(`user:${userId}`);
  * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
  */
-export function createLimiter(givenOptions: LimiterOptions): Limiter {
+export function createLimiter(options: LimiterOptions): Limiter {
+  let config: LimiterConfig;
   try {
-    return limiterOf(givenOptions);
+    config = limiterConfig(options);
   } catch (error) {
     throw fromSource(error, 'createLimiter');
   }
+  return limiterFrom(config);
 }
 
-/** {@link createLimiter}'s work: the checks it shares with others leave its name out of their messages. */
-function limiterOf(givenOptions: LimiterOptions): Limiter {
-  if (typeof givenOptions !== 'object' || givenOptions === null) {
-    throw new TollgateOptionError(
-      "createLimiter needs options like { policies: { limit: 100, window: '1m' } }",
-    );
-  }
-  // Own fields only: an option not given is not given, whatever `Object.prototype` holds (a `ban` there
-  // would ban every client; an `insurance` or `denyCache`, change how outages are answered).
-  const options = ownOptions(givenOptions);
-  const policies = resolvePolicies(options.policies);
-  const store = options.store ?? new MemoryStore();
-  if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
-    throw new TollgateOptionError('store must be a Store such as MemoryStore or RedisStore');
-  }
-  const { namespace = '' } = options;
-  if (namespace !== '' && (typeof namespace !== 'string' || !NAMESPACE_PATTERN.test(namespace))) {
-    throw new TollgateOptionError(
-      `namespace must be 1–64 letters, digits or '_ . : -'; got ${String(namespace)}`,
-    );
-  }
-  const timeoutMs = options.timeout === false ? undefined : parseDuration(options.timeout ?? '1s', 'timeout');
-  const onStoreError = onStoreErrorOption(options.onStoreError, 'onStoreError');
-  const ban = refusalRule(options.ban, options.exponentialBackoff, options.continueExceeding, '');
+/**
+ * A limiter from its config, checked already (by {@link createLimiter}, or by an HTTP limiter for each of
+ * its limits).
+ */
+export function limiterFrom(config: LimiterConfig): Limiter {
+  const { policies, store, namespace, timeoutMs, onStoreError, ban, overrides, maxOpen, sleep } = config;
   const slice = policies[0]?.slice;
-  const overrides = flagOption(options.overrides, 'overrides');
-  if (overrides && slice !== undefined) {
-    throw new TollgateOptionError(
-      'overrides cannot be combined with policy.slice: slices admit without asking the store',
-    );
-  }
-  if (overrides && typeof store.override !== 'function') {
-    throw new TollgateOptionError(
-      'overrides need a store that holds them, such as MemoryStore or RedisStore',
-    );
-  }
-  if (slice !== undefined && ban !== undefined) {
-    // A slice admits in process, where refusals in a row go uncounted and a ban or backoff unseen.
-    const rule =
-      options.ban !== undefined ? 'ban' : ban.exponentialBackoff ? 'exponentialBackoff' : 'continueExceeding';
-    throw new TollgateOptionError(
-      `policy.slice cannot be combined with ${rule}: slices admit without asking the store`,
-    );
-  }
-  const insurance = insuranceFor(policies, options.insurance, store.clock, ban);
-  // Another process may raise a client's limit at any moment: a denial kept here could be stale.
-  const denyCache = overrides
-    ? undefined
-    : denyCacheFor(store, policies, options.denyCache, ban !== undefined);
+  const insurance = insuranceFor(policies, config.insurance, store.clock, ban);
+  // Another process may raise a client's limit at any moment: a denial kept here could be stale. A
+  // store in this process answers as fast as the cache would.
+  const denyCache =
+    overrides || config.denyCache === false || store.local === true
+      ? undefined
+      : new DenyCache(policies, config.denyCache.maxKeys, store.clock, ban !== undefined);
   // Stores that may hang and do not give up by themselves are given up on here.
   // Our own memory store answers at once: no promise to wait for, no deadline to watch, and (being local)
   // no deny cache to fill. Not one whose update() a subclass wraps: that one is called as any store is.
@@ -457,13 +292,7 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
   const maxExtraTokens = maxExtraTokensOf(policies);
   const events = new LimiterEvents(namespace);
   const noWait = whyNoWait(policies);
-  const waiters = new Waiters(
-    options.maxWaiters === undefined
-      ? DEFAULT_MAX_WAITERS
-      : positiveWholeNumber(options.maxWaiters, 'maxWaiters'),
-  );
-  const sleep = sleepOf(options.sleep);
-  const maxOpen = maxOpenOf(options.maxOpen);
+  const waiters = new Waiters(config.maxWaiters);
 
   async function run(
     key: string,
@@ -888,46 +717,6 @@ function limiterOf(givenOptions: LimiterOptions): Limiter {
 }
 
 /**
- * A ban rule from its options, checked; `undefined` for none. Made once per limiter, so stores may key
- * their caches by it.
- *
- * @example
- * banRule({ after: 5, duration: '15m' }, 'ban'); // { after: 5, durationMs: 900000 }
- */
-export function banRule(options: unknown, what: string): BanRule | undefined {
-  if (options === undefined) return undefined;
-  if (!isSettingsObject(options))
-    throw new TollgateOptionError(`${what} must be an object like { after: 5, duration: '15m' }`);
-  rejectUnknownNames(options, ['after', 'duration'], new Map(), `${what} has an unknown field`);
-  const { after: givenAfter, duration } = ownOptions(options);
-  const after = positiveWholeNumber(givenAfter, `${what}.after`);
-  const durationMs = parseDuration(duration as Duration, `${what}.duration`);
-  return Object.freeze({ after, durationMs });
-}
-
-/**
- * A limiter's rule for refusals, from its `ban`, `exponentialBackoff` and `continueExceeding` options,
- * checked (each message starts with `prefix`); `undefined` for none of them. Made once per limiter, so
- * stores may key their caches by it.
- *
- * @example
- * refusalRule(undefined, true, false, ''); // { after: 0, durationMs: 0, exponentialBackoff: true, continueExceeding: false }
- */
-export function refusalRule(
-  ban: unknown,
-  exponentialBackoff: unknown,
-  continueExceeding: unknown,
-  prefix: string,
-): BanRule | undefined {
-  const banned = banRule(ban, `${prefix}ban`);
-  const backoff = flagOption(exponentialBackoff, `${prefix}exponentialBackoff`);
-  const restart = flagOption(continueExceeding, `${prefix}continueExceeding`);
-  if (!backoff && !restart) return banned;
-  const { after, durationMs } = banned ?? { after: 0, durationMs: 0 };
-  return Object.freeze({ after, durationMs, exponentialBackoff: backoff, continueExceeding: restart });
-}
-
-/**
  * Whether a plain read of a call option of `options` can find only an own field (or nothing), as
  * `ownField` would: an object whose prototype is `Object.prototype`, while `Object.prototype` holds none
  * of the options' names. Checked per call, so a pollution made at any time is seen. The engine answers
@@ -955,27 +744,6 @@ async function actionFor(fallback: OnStoreError, error: unknown, key: string): P
   if (typeof fallback !== 'function') return fallback;
   const action = await fallback(error, key);
   return onStoreErrorOption(action, 'the onStoreError function') as StoreErrorAction;
-}
-
-function onStoreErrorOption(value: unknown, what: string): OnStoreError {
-  if (value === undefined) return 'insurance';
-  if (typeof value === 'function' || STORE_ERROR_ACTIONS.includes(value as StoreErrorAction)) {
-    return value as OnStoreError;
-  }
-  throw new TollgateOptionError(
-    `${what} must be 'insurance', 'throw' or a function returning one; got ${String(value)}`,
-  );
-}
-
-function denyCacheFor(
-  store: Store,
-  policies: readonly ResolvedPolicy[],
-  option: LimiterOptions['denyCache'],
-  countsRefusals: boolean,
-): DenyCache | undefined {
-  const settings = denyCacheSettings(ownOptions(option ?? {}), 'denyCache');
-  if (settings === false || store.local === true) return undefined;
-  return new DenyCache(policies, settings.maxKeys, store.clock, countsRefusals);
 }
 
 function dryRunOf(dryRun: boolean | undefined): boolean {

@@ -1,14 +1,11 @@
 /**
- * Reservations by id: the options of a `reserve` that another process may settle (`id`, `ttl`), the
- * limiter's `maxOpen`, and what `limiter.settle` and `limiter.cancel` answer.
+ * Reservations by id: the options of a `reserve` that another process may settle (`id`, `ttl`), and
+ * what `limiter.settle` and `limiter.cancel` answer.
  */
 import { randomBytes } from 'node:crypto';
 import { TollgateArgumentError } from '../support/argument-error.js';
 import { type Duration, parseDuration } from '../support/duration.js';
-import { TollgateOptionError } from '../support/option-error.js';
 
-/** The most reservations open on one key at once, by default (`LimiterOptions.maxOpen`). */
-export const DEFAULT_MAX_OPEN = 1000;
 /** How long a reservation by id is kept open, by default (`ReserveOptions.ttl`): an hour. */
 export const DEFAULT_RESERVATION_TTL_MS = 3_600_000;
 /** The longest a reservation may be kept open: 30 days. */
@@ -63,15 +60,6 @@ export function reservationTtlMsOf(ttl: unknown): number {
     throw new TollgateArgumentError(`reserve's ttl must be 30 days or less; got ${ttlMs} ms`);
   }
   return ttlMs;
-}
-
-/** The limiter's `maxOpen`, checked: a positive whole number; `undefined`: {@link DEFAULT_MAX_OPEN}. */
-export function maxOpenOf(maxOpen: unknown): number {
-  if (maxOpen === undefined) return DEFAULT_MAX_OPEN;
-  if (typeof maxOpen !== 'number' || !Number.isSafeInteger(maxOpen) || maxOpen <= 0) {
-    throw new TollgateOptionError(`maxOpen must be a positive whole number; got ${describe(maxOpen)}`);
-  }
-  return maxOpen;
 }
 
 /** A settle's true cost, checked: a finite number, 0 or more. */

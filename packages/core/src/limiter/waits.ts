@@ -2,7 +2,6 @@
 import type { ResolvedPolicy } from '../model/policy.js';
 import { TollgateArgumentError } from '../support/argument-error.js';
 import { type Duration, parseDuration } from '../support/duration.js';
-import { TollgateOptionError } from '../support/option-error.js';
 
 /**
  * The longest `maxWait`, in ms: the longest delay a Node.js timer keeps (about 24.8 days); a longer one
@@ -12,9 +11,6 @@ export const MAX_WAIT_MS = 2_147_483_647;
 
 /** The default `maxWait` of `limiter.schedule`. */
 export const DEFAULT_SCHEDULE_WAIT = '30s';
-
-/** The default of `maxWaiters`: how many calls of one limiter may wait for their turn at once. */
-export const DEFAULT_MAX_WAITERS = 1000;
 
 /**
  * A call's `maxWait`, checked, in ms: `0` (or absent) for none. A bad one throws a
@@ -104,15 +100,6 @@ export const timerSleep: Sleep = (ms, signal) =>
     const timer = setTimeout(done, ms);
     signal?.addEventListener('abort', done, { once: true });
   });
-
-/** A limiter's `sleep` option, checked: the default timer when absent. */
-export function sleepOf(sleep: unknown): Sleep {
-  if (sleep === undefined) return timerSleep;
-  if (typeof sleep === 'function') return sleep as Sleep;
-  throw new TollgateOptionError(
-    `sleep must be a function (ms, signal) => Promise<void>; got ${String(sleep)}`,
-  );
-}
 
 /** Resolves once `sleep(ms)` has, or rejects with `signal`'s reason as soon as it aborts. */
 export function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined, sleep: Sleep): Promise<void> {

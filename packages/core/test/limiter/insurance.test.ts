@@ -10,7 +10,7 @@ describe('insuranceFor', () => {
       { name: 'smooth', limit: 60, window: '1m', burst: 90 },
       { name: 'sliding', limit: 30, window: '1m', algorithm: 'sliding-window' },
     ]);
-    const insurance = insuranceFor(policies, { instances: 3 });
+    const insurance = insuranceFor(policies, { instances: 3, maxKeys: 100_000 });
     expect(
       insurance.policies.map(({ name, algorithm, limit, capacity }) => [name, algorithm, limit, capacity]),
     ).toEqual([
@@ -23,7 +23,7 @@ describe('insuranceFor', () => {
   it('refuses a fixed window share once it is spent, until the window ends', async () => {
     let nowMs = 1_700_000_000_000;
     const policies = resolvePolicies({ limit: 4, window: '1m', algorithm: 'fixed-window' });
-    const insurance = insuranceFor(policies, { instances: 2 }, () => nowMs);
+    const insurance = insuranceFor(policies, { instances: 2, maxKeys: 100_000 }, () => nowMs);
     const allowed = [];
     for (let i = 0; i < 3; i++) allowed.push((await insurance.decide('owner', 1, 'consume')).allowed);
     expect(allowed).toEqual([true, true, false]);
@@ -37,7 +37,7 @@ describe('insuranceFor', () => {
     let nowMs = 1_700_000_000_000;
     const insurance = insuranceFor(
       resolvePolicies({ limit: 10, window: '1s' }),
-      { instances: 4 },
+      { instances: 4, maxKeys: 100_000 },
       () => nowMs,
     );
     expect(insurance.policies[0]?.capacity).toBe(2);
@@ -56,7 +56,10 @@ describe('insuranceFor', () => {
   });
 
   it('admits a large reservation against its share while the store is down', async () => {
-    const insurance = insuranceFor(resolvePolicies({ limit: 100_000, window: '1m' }), { instances: 32 });
+    const insurance = insuranceFor(resolvePolicies({ limit: 100_000, window: '1m' }), {
+      instances: 32,
+      maxKeys: 100_000,
+    });
     expect(await insurance.decide('owner', 4_000, 'consume')).toMatchObject({ allowed: true, cost: 4_000 });
   });
 });

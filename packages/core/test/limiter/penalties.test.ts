@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { resolvePolicies } from '../../src/algorithms/policies.js';
 import { settlePolicies, stateFieldCount } from '../../src/algorithms/settle.js';
-import { createLimiter, refusalRule } from '../../src/limiter/limiter.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
+import { refusalRule } from '../../src/limiter/limiter-options.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { policySetKey } from '../../src/stores/policy-set-key.js';
 

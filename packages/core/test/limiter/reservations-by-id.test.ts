@@ -5,7 +5,8 @@
  * across processes: test/conformance and test/exactness.)
  */
 import { describe, expect, it } from 'vitest';
-import { createLimiter, type LimiterOptions } from '../../src/limiter/limiter.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
+import type { LimiterOptions } from '../../src/limiter/limiter-options.js';
 import { resolveZeroLimit, zeroLimiter } from '../../src/limiter/zero-limit.js';
 import type { ReservationRequest, Store } from '../../src/model/store.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';

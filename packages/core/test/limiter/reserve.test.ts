@@ -4,7 +4,8 @@
  * owe as far as its algorithm can say so.
  */
 import { describe, expect, it } from 'vitest';
-import { createLimiter, type LimiterOptions } from '../../src/limiter/limiter.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
+import type { LimiterOptions } from '../../src/limiter/limiter-options.js';
 import { maxExtraTokensOf } from '../../src/limiter/reservation.js';
 import { resolveZeroLimit, zeroLimiter } from '../../src/limiter/zero-limit.js';
 import type { BucketRequest, Store } from '../../src/model/store.js';

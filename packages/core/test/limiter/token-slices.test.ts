@@ -442,7 +442,7 @@ describe('token slice options', () => {
   it('passes through the HTTP options, checked with the adapter named', () => {
     const settings = TEST_ADAPTER;
     const resolved = resolveRateLimitOptions({ policies: FIXED(20_000, { size: 100 }) }, settings);
-    expect(resolved.policies).toMatchObject({ slice: { size: 100 } });
+    expect(resolved.policies?.[0]).toMatchObject({ slice: { size: 100 } });
     expect(() => resolveRateLimitOptions({ policies: FIXED(20_000, { size: 0 }) }, settings)).toThrow(
       /@tollgate\/test: policy\.slice\.size must be a whole number/,
     );

@@ -4,7 +4,8 @@
  * the waiters' cap; options checked.
  */
 import { describe, expect, it } from 'vitest';
-import { createLimiter, type LimiterOptions } from '../../src/limiter/limiter.js';
+import { createLimiter } from '../../src/limiter/limiter.js';
+import type { LimiterOptions } from '../../src/limiter/limiter-options.js';
 import { TurnRefusedError } from '../../src/limiter/turn-refused-error.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 

@@ -2,7 +2,7 @@
  * `concurrencyLimit`'s options, checked once at construction: those it shares with `rateLimit` by the
  * option table's own checks, so a `statusCode` or a `store` means and is refused the same in both.
  */
-import type { InsuranceOptions } from '../../limiter/insurance.js';
+import type { InsuranceOptions } from '../../limiter/limiter-options.js';
 import type { Store } from '../../model/store.js';
 import { parseDuration } from '../../support/duration.js';
 import { TollgateOptionError } from '../../support/option-error.js';

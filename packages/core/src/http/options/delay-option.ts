@@ -1,5 +1,6 @@
 /** The `delay` option, checked: a request over the limit waits for its turn instead of a 429. */
-import { DEFAULT_MAX_WAITERS, MAX_WAIT_MS, type Sleep, sleepOf } from '../../limiter/waits.js';
+import { DEFAULT_MAX_WAITERS, sleepOf } from '../../limiter/limiter-options.js';
+import { MAX_WAIT_MS, type Sleep } from '../../limiter/waits.js';
 import type { ResolvedPolicy } from '../../model/policy.js';
 import { type Duration, parseDuration } from '../../support/duration.js';
 import { TollgateOptionError } from '../../support/option-error.js';
@@ -47,7 +48,7 @@ export function delaySettings(value: unknown, what: string): ResolvedDelay | und
     maxWaitMs,
     maxWaiters:
       maxWaiters === undefined ? DEFAULT_MAX_WAITERS : positiveWholeNumber(maxWaiters, `${what}.maxWaiters`),
-    sleep: sleepOf(sleep),
+    sleep: sleepOf(sleep, `${what}.sleep`),
   });
 }
 

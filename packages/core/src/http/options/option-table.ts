@@ -3,13 +3,20 @@
 import { nearLimitFraction } from '../../algorithms/near-limit.js';
 import { resolvePoliciesFor } from '../../algorithms/policies.js';
 import { ALGORITHM_NAMES } from '../../algorithms/registry.js';
-import { type DenyCacheOptions, denyCacheSettings } from '../../limiter/deny-cache.js';
-import { type InsuranceOptions, insuranceSettings } from '../../limiter/insurance.js';
-import { type BanOptions, banRule } from '../../limiter/limiter.js';
+import {
+  banRule,
+  DEFAULT_DENY_CACHE,
+  type DenyCacheOptions,
+  denyCacheSettings,
+  type InsuranceOptions,
+  insuranceSettings,
+  storeOption,
+  timeoutOption,
+} from '../../limiter/limiter-options.js';
 import { limitOrZero } from '../../limiter/zero-limit.js';
+import type { BanRule } from '../../model/ban.js';
 import type { AlgorithmName, Policy } from '../../model/policy.js';
 import type { Store } from '../../model/store.js';
-import { MemoryStore } from '../../stores/memory/memory-store.js';
 import { type Duration, parseDuration } from '../../support/duration.js';
 import { TollgateOptionError } from '../../support/option-error.js';
 import { closestName, rejectUnknownNames } from '../../support/unknown-names.js';
@@ -235,10 +242,7 @@ export const OPTION_TABLE = {
     doc: "refuse a client outright for `duration` once it was refused `after` times in a row (no request admitted in between): rate-limiter-flexible's `blockDuration`, @fastify/rate-limit's `ban`",
     type: "`{ after: number, duration: number | '15m' | … }`",
     default: 'none',
-    check(value, { what }): BanOptions | undefined {
-      banRule(value, what);
-      return ownOptions(value) as BanOptions | undefined;
-    },
+    check: (value, { what }): BanRule | undefined => banRule(value, what),
   },
   exponentialBackoff: {
     doc: "each refusal in a row doubles the wait before the next admission (1×, 2×, 4× the policies' wait at the first, up to 1024×), shown in `Retry-After`; an admitted request ends the streak: @fastify/rate-limit's `exponentialBackoff`",
@@ -268,13 +272,7 @@ export const OPTION_TABLE = {
     doc: 'where buckets live; one `RedisStore` shared by every server shares the limits',
     type: '`Store`: `MemoryStore`, `RedisStore` or your own',
     default: "a `MemoryStore` of the limiter's own",
-    check(value, { what }): Store {
-      const store = (value ?? new MemoryStore()) as Partial<Store>;
-      if (typeof store.update !== 'function' || typeof store.reset !== 'function') {
-        throw new TollgateOptionError(`${what} must be a Store such as MemoryStore or RedisStore`);
-      }
-      return store as Store;
-    },
+    check: (value, { what }): Store => storeOption(value, what),
   },
   key: {
     doc: 'who is limited: the identity of a request',
@@ -451,15 +449,14 @@ export const OPTION_TABLE = {
     doc: 'the insurance limiter: `instances` divides each limit among that many app servers',
     type: '`{ instances?: number, maxKeys?: number }`',
     default: '`{ instances: 1, maxKeys: 100_000 }`',
-    check: (value, { what }): InsuranceOptions | undefined =>
-      value === undefined ? undefined : insuranceSettings(value, what),
+    check: (value, { what }): Required<InsuranceOptions> => insuranceSettings(value ?? {}, what),
   },
   denyCache: {
     doc: 'answer a client the store told to wait in process, until the wait is over; `false`: off',
     type: '`false` or `{ maxKeys?: number }`',
     default: '`{ maxKeys: 10_000 }` (none before a `MemoryStore`)',
-    check: (value, { what }): false | DenyCacheOptions | undefined =>
-      value === undefined ? undefined : denyCacheSettings(ownOptions(value), what),
+    check: (value, { what }): false | Required<DenyCacheOptions> =>
+      value === undefined ? DEFAULT_DENY_CACHE : denyCacheSettings(value, what),
   },
   failOpen: {
     doc: "the older spelling of `onStoreError`: `true` is `'allow'`, `false` is `'deny'`",
@@ -474,8 +471,7 @@ export const OPTION_TABLE = {
     doc: 'the longest a check waits for a store that gives no answer before it takes `onStoreError`; time this process spends busy does not count',
     type: '`number` (ms), a string as for `window`, or `false` (no limit)',
     default: "`'1s'`",
-    check: (value, { what }): number | undefined =>
-      value === false ? undefined : parseDuration((value ?? '1s') as Duration, what),
+    check: (value, { what }): number | undefined => timeoutOption(value, what),
   },
   logger: {
     doc: 'where warnings and store errors go',

@@ -1,7 +1,5 @@
 /** The options' types: what users and adapters give `createHttpLimiter`, before they are checked. */
-import type { DenyCacheOptions } from '../../limiter/deny-cache.js';
-import type { InsuranceOptions } from '../../limiter/insurance.js';
-import type { BanOptions } from '../../limiter/limiter.js';
+import type { BanOptions, DenyCacheOptions, InsuranceOptions } from '../../limiter/limiter-options.js';
 import type { Sleep } from '../../limiter/waits.js';
 import type { AlgorithmName, Policy } from '../../model/policy.js';
 import type { Store } from '../../model/store.js';

@@ -1,10 +1,18 @@
 /** The options every adapter shares: one public type, checked once by the option table into a resolved config. */
 import { createHash } from 'node:crypto';
 import { resolvePoliciesFor } from '../../algorithms/policies.js';
+import {
+  checkLimiterCombinations,
+  DEFAULT_MAX_OPEN,
+  DEFAULT_MAX_WAITERS,
+  type LimiterSettings,
+  refusalRuleOf,
+} from '../../limiter/limiter-options.js';
+import { timerSleep } from '../../limiter/waits.js';
 import { isZeroLimit, limitOrZero, resolveZeroLimit } from '../../limiter/zero-limit.js';
 import type { AlgorithmName, Policy, ResolvedPolicy } from '../../model/policy.js';
 import { parseDuration } from '../../support/duration.js';
-import { TollgateOptionError } from '../../support/option-error.js';
+import { fromSource, TollgateOptionError } from '../../support/option-error.js';
 import { rejectUnknownNames } from '../../support/unknown-names.js';
 import { isSettingsObject, ownOptions } from '../../support/value-checks.js';
 import { whyDelayCannotWait } from './delay-option.js';
@@ -32,27 +40,40 @@ export type ResolvedRateLimitOptions<Req> = Omit<
   | 'timeout'
   | 'failOpen'
   | 'onStoreError'
+  | 'store'
+  | 'overrides'
+  | 'ban'
+  | 'exponentialBackoff'
+  | 'continueExceeding'
+  | 'insurance'
+  | 'denyCache'
 > & {
   /** `onStoreError`, or what `failOpen` means, or the default. */
   readonly onStoreError:
     | StoreFailureAnswer
     | ((error: unknown, request: Req) => StoreFailureAnswer | Promise<StoreFailureAnswer>);
-  /** The policies when they are the same for every request. */
-  readonly policies: Policy | readonly Policy[] | undefined;
+  /** The policies, resolved, when they are the same for every request. */
+  readonly policies: readonly ResolvedPolicy[] | undefined;
   /** Otherwise (`limit` given as a function), how a request's policy is found. */
   readonly perRequestPolicy: PerRequestPolicy<Req> | undefined;
   /** The given name, or one derived from the policies. */
   readonly name: string;
-  /** `timeout` in milliseconds; `undefined` for no limit. */
-  readonly timeoutMs: number | undefined;
+  /**
+   * What each core limiter behind it is built with, checked: the store, the options about refusals,
+   * outages and waits, and the name as its namespace. The store failure answer is the HTTP limiter's.
+   */
+  readonly limiterSettings: Omit<LimiterSettings, 'onStoreError'>;
 };
 
 /** The policy of each request when `limit` is a function of the request. */
 export interface PerRequestPolicy<Req> {
   /** The request's limit, as the function returned it, checked: a whole number, 0 to refuse every request. */
   readonly limitOf: (request: Req) => Promise<number>;
-  /** The policy of a limit: it with the static `window`, `burst` and `algorithm`. Built once per limit seen. */
-  readonly policyFor: (limit: number) => Policy;
+  /**
+   * The policies of a limit, resolved: it with the static `window`, `burst` and `algorithm`. Built once
+   * per limit seen.
+   */
+  readonly policyFor: (limit: number) => readonly ResolvedPolicy[];
 }
 
 const DEFAULT_WINDOW_MS = parseDuration(DEFAULT_WINDOW);
@@ -92,6 +113,13 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
     timeout,
     failOpen,
     onStoreError,
+    store,
+    overrides,
+    ban,
+    exponentialBackoff,
+    continueExceeding,
+    insurance,
+    denyCache,
     ...rest
   } = checked;
   const staticPolicies =
@@ -109,16 +137,34 @@ export function resolveRateLimitOptions<Req, Res = unknown>(
     const why = whyDelayCannotWait({ policies: resolved, algorithm, metered, dryRun: rest.dryRun });
     if (why !== undefined) throw new TollgateOptionError(`${prefix}: ${why}`);
   }
+  const namespace = name ?? defaultName(resolved, [window, burst, algorithm], settings);
+  const limiterSettings: ResolvedRateLimitOptions<Req>['limiterSettings'] = Object.freeze({
+    store,
+    namespace,
+    timeoutMs: timeout,
+    ban: refusalRuleOf(ban, exponentialBackoff, continueExceeding),
+    insurance,
+    denyCache,
+    overrides,
+    maxWaiters: rest.delay?.maxWaiters ?? DEFAULT_MAX_WAITERS,
+    sleep: rest.delay?.sleep ?? timerSleep,
+    maxOpen: DEFAULT_MAX_OPEN,
+  });
+  try {
+    checkLimiterCombinations(resolved ?? [], limiterSettings);
+  } catch (error) {
+    throw fromSource(error, prefix);
+  }
   return ownOptions({
     ...rest,
-    policies: staticPolicies,
+    policies: resolved,
     perRequestPolicy:
       typeof limit === 'function'
         ? policyOfRequest(limit, { window, burst, algorithm, nearLimit }, prefix)
         : undefined,
-    name: name ?? defaultName(resolved, [window, burst, algorithm], settings),
-    timeoutMs: timeout,
+    name: namespace,
     onStoreError: onStoreError ?? (failOpen === undefined ? 'insurance' : failOpen ? 'allow' : 'deny'),
+    limiterSettings,
   });
 }
 
@@ -145,14 +191,16 @@ function policyOfRequest<Req>(
 ): PerRequestPolicy<Req> {
   return {
     limitOf: async (request) => limitOrZero(await limit(request), `${prefix}: limit`),
-    policyFor: (limitOfRequest) =>
-      definedOnly({
+    policyFor(limitOfRequest) {
+      const policy = definedOnly({
         limit: limitOfRequest,
         window,
         burst: limitOfRequest === 0 ? undefined : burst,
         algorithm,
         nearLimit,
-      }) as Policy,
+      }) as Policy;
+      return isZeroLimit(policy) ? [resolveZeroLimit(policy, '')] : resolvePoliciesFor(policy, `${prefix}: `);
+    },
   };
 }
 

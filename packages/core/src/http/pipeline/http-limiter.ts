@@ -6,7 +6,8 @@
 
 import { LimiterEvents } from '../../diagnostics/publish.js';
 import { bucketOwner } from '../../limiter/bucket-key.js';
-import type { ConsumeOptions, ReserveOptions, StoreErrorAction } from '../../limiter/limiter.js';
+import type { ConsumeOptions, ReserveOptions } from '../../limiter/limiter.js';
+import type { StoreErrorAction } from '../../limiter/limiter-options.js';
 import type { Reservation } from '../../limiter/reservation.js';
 import type { Decision } from '../../model/decision.js';
 import { TollgateOptionError } from '../../support/option-error.js';
@@ -166,7 +167,7 @@ export function createHttpLimiter<Req, Res = unknown>(
     name: config.name,
     requestPropertyName: config.requestPropertyName,
     handler: config.handler,
-    overrides: config.overrides === true,
+    overrides: config.limiterSettings.overrides,
     waits: maxWaitMs !== undefined,
     countByResponse: countByResponse ?? COUNT_EVERY_RESPONSE,
 

@@ -3,9 +3,10 @@
  * static policies, one per distinct limit when `limit` is a function of the request (the limits used
  * lately only, so that limits from a database of customers cannot grow the heap without bound).
  */
-import { createLimiter, type Limiter, type OnStoreError } from '../../limiter/limiter.js';
-import { isZeroLimit, resolveZeroLimit, zeroLimiter } from '../../limiter/zero-limit.js';
-import type { Policy } from '../../model/policy.js';
+import { type Limiter, limiterFrom } from '../../limiter/limiter.js';
+import { limiterConfigOf, type OnStoreError } from '../../limiter/limiter-options.js';
+import { zeroLimiter } from '../../limiter/zero-limit.js';
+import type { ResolvedPolicy } from '../../model/policy.js';
 import { withSwitches } from '../answer/header-switches.js';
 import { createHeaderWriter, type HeaderWriter } from '../answer/headers.js';
 import { followingOverrides } from '../answer/override-headers.js';
@@ -76,34 +77,22 @@ export function boundLimiters<Req>(
 function binder<Req>(
   config: ResolvedRateLimitOptions<Req>,
   onStoreError: OnStoreError | undefined,
-): (policies: Policy | readonly Policy[]) => BoundLimiter {
+): (policies: readonly ResolvedPolicy[]) => BoundLimiter {
   const writerFor = (policies: Limiter['policies']) =>
     createHeaderWriter(config.headers, config.legacyHeaders, policies);
   const headerWriter = (policies: Limiter['policies']) =>
     withSwitches(
-      config.overrides ? followingOverrides(writerFor, policies) : writerFor(policies),
+      settings.overrides ? followingOverrides(writerFor, policies) : writerFor(policies),
       config.addHeadersOnExceeding,
       config.addHeaders,
     );
+  const settings = { ...config.limiterSettings, onStoreError: onStoreError ?? 'insurance' };
   return function bind(policies) {
-    // `limit: 0` has nothing to count: it refuses every request without asking the store. (Its window
-    // and burst were checked when the options were.)
-    const limiter = isZeroLimit(policies)
-      ? zeroLimiter(resolveZeroLimit(policies, ''), config.store.clock, config.name)
-      : createLimiter({
-          store: config.store,
-          policies,
-          namespace: config.name,
-          timeout: config.timeoutMs ?? false,
-          ...(onStoreError ? { onStoreError } : {}),
-          ...(config.insurance ? { insurance: config.insurance } : {}),
-          ...(config.denyCache !== undefined ? { denyCache: config.denyCache } : {}),
-          ...(config.ban ? { ban: config.ban } : {}),
-          ...(config.exponentialBackoff ? { exponentialBackoff: true } : {}),
-          ...(config.continueExceeding ? { continueExceeding: true } : {}),
-          ...(config.overrides ? { overrides: true } : {}),
-          ...(config.delay ? { maxWaiters: config.delay.maxWaiters, sleep: config.delay.sleep } : {}),
-        });
+    // `limit: 0` has nothing to count: it refuses every request without asking the store.
+    const zero = policies.length === 1 && policies[0]?.limit === 0 ? policies[0] : undefined;
+    const limiter = zero
+      ? zeroLimiter(zero, settings.store.clock, settings.namespace)
+      : limiterFrom(limiterConfigOf(policies, settings));
     const writeHeaders = headerWriter(limiter.policies);
     // A degraded decision is the insurance's: its headers advertise the insurance's own quota.
     const sameQuota = limiter.insurancePolicies.every(
@@ -135,7 +124,7 @@ interface Kept {
  */
 function perLimit<Req>(
   { limitOf, policyFor }: PerRequestPolicy<Req>,
-  bind: (policies: Policy) => BoundLimiter,
+  bind: (policies: readonly ResolvedPolicy[]) => BoundLimiter,
 ): BoundLimiters<Req> {
   // In the order they were built or given their second chance: the scan for one to let go starts first.
   const kept = new Map<number, Kept>();

@@ -50,7 +50,7 @@ describe('the options', () => {
 
   it('are checked by every server’s entry point, and by estimateCost', () => {
     expect(() => apolloCostLimit({ ...valid, limit: -1 })).toThrow(/^@tollgate\/graphql: .*limit/);
-    const app = { graphql: { addHook: () => {} } };
+    const app = { addHook: () => {}, graphql: { addHook: () => {} } };
     expect(() => mercuriusCostLimit(app, { ...valid, window: 0 } as never)).toThrow(TollgateOptionError);
     expect(() => estimateCost({} as never, { scalarWeight: Number.NaN })).toThrow(/scalarWeight/);
   });

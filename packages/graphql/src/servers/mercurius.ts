@@ -1,9 +1,11 @@
 /**
  * The Mercurius hooks: the operation is admitted or refused in `preExecution`, before it executes, and
- * settled in `onResolution`, where `extensions.cost` is added.
+ * settled in `onResolution`, where `extensions.cost` is added. A refused operation never reaches
+ * `onResolution`, and Mercurius answers its error without the result's extensions: Fastify's
+ * `preSerialization` hook adds `extensions.cost` to that answer.
  */
 import { type DocumentNode, type ExecutionResult, GraphQLError, type GraphQLSchema } from 'graphql';
-import { type Admitted, createCostLimit } from '../limit/cost-limit.js';
+import { type Admitted, type CostExtension, createCostLimit } from '../limit/cost-limit.js';
 import type { CostLimitOptions } from '../options.js';
 
 /**
@@ -24,6 +26,10 @@ export interface MercuriusContextLike {
 
 /** A Fastify app with Mercurius registered, as far as {@link mercuriusCostLimit} uses it. */
 export interface MercuriusAppLike<Context> {
+  addHook(
+    name: 'preSerialization',
+    hook: (request: unknown, reply: object, payload: unknown) => Promise<unknown>,
+  ): unknown;
   readonly graphql: {
     addHook(
       name: 'preExecution',
@@ -58,6 +64,8 @@ export function mercuriusCostLimit<Context extends MercuriusContextLike>(
 ): void {
   const limit = createCostLimit(options);
   const admitted = new WeakMap<object, Admitted>();
+  // By reply, then by the operation's place in a batch (`undefined` when the request is not a batch).
+  const refusals = new WeakMap<object, Map<number | undefined, CostExtension>>();
   app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
     const admission = await limit.admit(
       { schema, document, operationName: operationNameOf(context), variables },
@@ -66,7 +74,9 @@ export function mercuriusCostLimit<Context extends MercuriusContextLike>(
     for (const [name, value] of Object.entries(admission.headers)) context.reply?.header(name, value); // no reply over WebSocket
     if (!admission.admitted) {
       // Mercurius answers with the status of the error's `originalError`.
-      const { error } = admission;
+      const { error, extension } = admission;
+      if (context.reply !== undefined)
+        refusalsOf(refusals, context.reply).set(operationIdOf(context), extension);
       throw new GraphQLError(error.message, { originalError: error, extensions: error.extensions });
     }
     admitted.set(context, admission);
@@ -78,6 +88,39 @@ export function mercuriusCostLimit<Context extends MercuriusContextLike>(
     const cost = await limit.settle(admission, execution.data);
     (execution as { extensions?: Record<string, unknown> }).extensions = { ...execution.extensions, cost };
   });
+  app.addHook('preSerialization', async (_request, reply, payload) => {
+    const refused = refusals.get(reply);
+    if (refused === undefined) return payload;
+    refusals.delete(reply);
+    if (!Array.isArray(payload)) return withCost(payload, refused.get(undefined));
+    return payload.map((result, operationId) => withCost(result, refused.get(operationId)));
+  });
+}
+
+/** The refusals recorded for one reply, created on first use. */
+function refusalsOf(
+  refusals: WeakMap<object, Map<number | undefined, CostExtension>>,
+  reply: object,
+): Map<number | undefined, CostExtension> {
+  let byOperation = refusals.get(reply);
+  if (byOperation === undefined) {
+    byOperation = new Map();
+    refusals.set(reply, byOperation);
+  }
+  return byOperation;
+}
+
+/** `result` with `extensions.cost` added, when there is a cost and `result` is a GraphQL response. */
+function withCost(result: unknown, cost: CostExtension | undefined): unknown {
+  if (cost === undefined || typeof result !== 'object' || result === null) return result;
+  const { extensions } = result as { extensions?: Record<string, unknown> };
+  return { ...result, extensions: { ...extensions, cost } };
+}
+
+/** The operation's place in a batched request; `undefined` when the request is not a batch. */
+function operationIdOf(context: object): number | undefined {
+  const { operationId } = context as { operationId?: unknown };
+  return typeof operationId === 'number' ? operationId : undefined;
 }
 
 /**
@@ -86,11 +129,9 @@ export function mercuriusCostLimit<Context extends MercuriusContextLike>(
  */
 function operationNameOf(context: MercuriusContextLike): string | undefined {
   const request = context.reply?.request as { body?: unknown; query?: unknown } | undefined;
-  const { operationId } = context as { operationId?: unknown };
+  const operationId = operationIdOf(context);
   const body =
-    Array.isArray(request?.body) && typeof operationId === 'number'
-      ? request.body[operationId]
-      : request?.body;
+    Array.isArray(request?.body) && operationId !== undefined ? request.body[operationId] : request?.body;
   for (const source of [body, request?.query]) {
     const name = (source as { operationName?: unknown } | undefined)?.operationName;
     if (typeof name === 'string') return name;

@@ -81,7 +81,7 @@ class ChatGateway {
  *
  * @example
  * const app = await createApp(new MemoryStore());
- * await app.listen(3006);
+ * await app.listen(3008);
  */
 export async function createApp(store: Store): Promise<INestApplication> {
   @Module({

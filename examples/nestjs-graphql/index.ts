@@ -1,8 +1,8 @@
-/** Starts the NestJS GraphQL and WebSocket example on PORT (default 3006). */
+/** Starts the NestJS GraphQL and WebSocket example on PORT (default 3008). */
 import { openStore } from '@tollgate/example-support/store';
 import { createApp } from './app.js';
 
-const port = Number(process.env.PORT ?? 3006);
+const port = Number(process.env.PORT ?? 3008);
 const shared = openStore(process.env.REDIS_URL, 'tollgate:example-nestjs-graphql:');
 const app = await createApp(shared.store);
 

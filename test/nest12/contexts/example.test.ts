@@ -2,10 +2,13 @@
  * examples/nestjs-graphql: the app answers as its printed lines promise, over HTTP (GraphQL) and over
  * WebSocket (the chat gateway).
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { INestApplication } from '@nestjs/common';
 import { MemoryStore } from '@tollgate/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { createApp } from '../../../examples/nestjs-graphql/app.js';
 
@@ -69,4 +72,57 @@ describe('examples/nestjs-graphql', () => {
     );
     expect(answers[5]).toMatchObject({ event: 'exception', data: { code: 'TOLLGATE_RATE_LIMITED' } });
   });
+});
+
+/** A free loopback port. */
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  return port;
+}
+
+/** Starts `index.ts` as `pnpm start` does, and resolves with its banner once it listens. */
+async function start(env: Record<string, string>): Promise<{ child: ChildProcess; banner: string }> {
+  const cwd = fileURLToPath(new URL('../../../examples/nestjs-graphql/', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'index.ts'], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let banner = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      banner += chunk.toString();
+      if (banner.includes('Not limited')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the example exited (${code}) before listening`)));
+  });
+  return { child, banner };
+}
+
+describe.each([
+  ['in memory', () => ({}), /store: memory/],
+  ['on Redis', () => ({ REDIS_URL: inject('redisUrl') }), /store: Redis at 127\.0\.0\.1:\d+/],
+])('examples/nestjs-graphql start, %s', (_name, env, storeLine) => {
+  it('serves GraphQL until SIGTERM, then closes the server and the store', async () => {
+    const port = await freePort();
+    const { child, banner } = await start({ ...env(), PORT: String(port) });
+    try {
+      expect(banner).toMatch(storeLine);
+      const answer = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ books }' }),
+      });
+      expect(await answer.json()).toEqual({ data: { books: ['Dune', 'Emma', 'Middlemarch', 'Ulysses'] } });
+      expect(answer.headers.get('ratelimit')).toMatch(/^"30-per-1m";r=29;t=\d+$/);
+      child.kill('SIGTERM');
+      const [code] = await once(child, 'exit');
+      expect(code).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 120_000);
 });

@@ -62,6 +62,7 @@ export interface LimiterOptions {
    * Bans a client that keeps knocking while it is limited: after `after` refusals in a row (no request
    * admitted in between), every check is refused for `duration` (rate-limiter-flexible's
    * `blockDuration`, @fastify/rate-limit's `ban`). Counted atomically with the policies, in the store.
+   * Such a refusal has `reason: 'banned'` and `retryAfterMs` the time left (`Retry-After` over HTTP).
    * Default: none.
    */
   ban?: BanOptions;

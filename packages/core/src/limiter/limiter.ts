@@ -13,7 +13,6 @@ import type {
   ReservationResult,
   Store,
 } from '../model/store.js';
-import { decideAtOnce, MemoryStore } from '../stores/memory/memory-store.js';
 import { TollgateArgumentError } from '../support/argument-error.js';
 import { DeadlineWatch } from '../support/deadline-watch.js';
 import type { Duration } from '../support/duration.js';
@@ -277,13 +276,9 @@ export function limiterFrom(config: LimiterConfig): Limiter {
     overrides || config.denyCache === false || store.local === true
       ? undefined
       : new DenyCache(policies, config.denyCache.maxKeys, store.clock, ban !== undefined);
+  // A store in this process may answer a check at once: no promise to wait for, no deadline to watch.
+  const decideNow = denyCache === undefined ? store.decideNow?.bind(store) : undefined;
   // Stores that may hang and do not give up by themselves are given up on here.
-  // Our own memory store answers at once: no promise to wait for, no deadline to watch, and (being local)
-  // no deny cache to fill. Not one whose update() a subclass wraps: that one is called as any store is.
-  const memoryStore =
-    store instanceof MemoryStore && store.update === MemoryStore.prototype.update && denyCache === undefined
-      ? store
-      : undefined;
   const watch = store.local === true || store.enforcesTimeout === true ? undefined : new DeadlineWatch();
   // With overrides, a client's capacities are the store's to know.
   const smallestCapacity = overrides
@@ -333,8 +328,8 @@ export function limiterFrom(config: LimiterConfig): Limiter {
         chargedAtMs,
         maxWaitMs,
       };
-      if (memoryStore !== undefined && maxWaitMs === 0) {
-        decision = memoryStore[decideAtOnce](request);
+      if (decideNow !== undefined && maxWaitMs === 0) {
+        decision = decideNow(request);
       } else {
         const result = await (watch === undefined || timeoutMs === undefined
           ? store.update(request)

@@ -1,5 +1,6 @@
 /** The contract between a limiter and the place its buckets live. */
 import type { BanRule } from './ban.js';
+import type { Decision } from './decision.js';
 import type { ResolvedPolicy } from './policy.js';
 
 /**
@@ -231,6 +232,13 @@ export interface Store {
    * process that made them only. Both `MemoryStore` and `RedisStore` have it.
    */
   reservation?(request: ReservationRequest): Promise<ReservationResult>;
+  /**
+   * Decides a check at once, without a promise: the decision that {@link update}'s result leads to, for
+   * a store whose buckets live in this process. Optional. A limiter with no deny cache in front of the
+   * store calls it, in place of `update`, for each check that does not wait. `MemoryStore` has it unless
+   * a subclass overrides `update`: then that `update` is called, as any store's is.
+   */
+  readonly decideNow?: ((request: BucketRequest) => Decision) | undefined;
   /**
    * `true` when the store itself gives up after `timeoutMs` (as `RedisStore` does). Otherwise a limiter
    * stops waiting for it after that long on its own, so a store that hangs cannot hang requests.

@@ -1,5 +1,5 @@
 /** The options' types: what users and adapters give `createHttpLimiter`, before they are checked. */
-import type { BanOptions, DenyCacheOptions, InsuranceOptions } from '../../limiter/limiter-options.js';
+import type { InsuranceOptions, LimiterOptions } from '../../limiter/limiter-options.js';
 import type { Sleep } from '../../limiter/waits.js';
 import type { AlgorithmName, Policy } from '../../model/policy.js';
 import type { Store } from '../../model/store.js';
@@ -87,7 +87,18 @@ export type LimitedMessage<Req> =
  * framework's request; `Res` what `requestWasSuccessful` is given besides it (Express `res`, Fastify
  * `reply`, Koa `ctx.response`).
  */
-export interface RateLimitOptions<Req, Res = unknown> {
+export interface RateLimitOptions<Req, Res = unknown>
+  extends Pick<
+    LimiterOptions,
+    | 'store'
+    | 'timeout'
+    | 'insurance'
+    | 'denyCache'
+    | 'ban'
+    | 'exponentialBackoff'
+    | 'continueExceeding'
+    | 'overrides'
+  > {
   /**
    * Tokens per `window`; may be a function of the request for per-plan limits. `0` refuses every request
    * with a 429 (no `Retry-After`: no wait will do), without asking the store. Default: `100`.
@@ -117,8 +128,6 @@ export interface RateLimitOptions<Req, Res = unknown> {
   nearLimit?: number;
   /** Several policies, checked and charged together. Instead of `limit`/`window`/`burst`/`algorithm`. */
   policies?: Policy | readonly Policy[];
-  /** Where buckets live. Default: a `MemoryStore` of this limiter's own. Share one `RedisStore` across limiters. */
-  store?: Store;
   /** Who is limited. Default: `byIp()`. See `byApiKey`, `byUser`, `firstOf`. */
   key?: KeyFunction<Req>;
   /**
@@ -179,16 +188,6 @@ export interface RateLimitOptions<Req, Res = unknown> {
     | StoreFailureAnswer
     | ((error: unknown, request: Req) => StoreFailureAnswer | Promise<StoreFailureAnswer>);
   /**
-   * The insurance limiter: the same policies in this process's memory. `instances` divides each limit
-   * among that many app servers, so together they stay near the real limit. Default: `{ instances: 1 }`.
-   */
-  insurance?: InsuranceOptions;
-  /**
-   * Answer a client the store told to wait in process until the wait is over: no round trip while it
-   * keeps knocking. Default: `{ maxKeys: 10_000 }` (off in front of a `MemoryStore`). `false`: off.
-   */
-  denyCache?: false | DenyCacheOptions;
-  /**
    * Hold a request over the limit until its turn, up to `delay.maxWait`, instead of answering 429: it
    * then goes on with the rate-limit headers of its turn. A request whose turn is further off is refused
    * at once. The store hands out turns in the order it saw the requests and at the limit's rate, across
@@ -199,42 +198,6 @@ export interface RateLimitOptions<Req, Res = unknown> {
    * app.use(rateLimit({ limit: 10, window: '1s', delay: { maxWait: '2s' } }));
    */
   delay?: false | DelayOptions;
-  /**
-   * Refuse a client outright for `duration` once it was refused `after` times in a row (no request
-   * admitted in between): rate-limiter-flexible's `blockDuration`, @fastify/rate-limit's `ban`. Such
-   * refusals say `info.decision.reason === 'banned'`, with `Retry-After` the time left. Default: none.
-   */
-  ban?: BanOptions;
-  /**
-   * Each refusal in a row (no request admitted in between) doubles the wait before the next admission:
-   * 1×, 2×, 4× the policies' wait at the first refusal, up to 1024×. While it lasts every request is
-   * refused (and doubles it again); an admitted one ends the streak. Shown in `Retry-After` and the
-   * `RateLimit` header's `t`. @fastify/rate-limit's `exponentialBackoff`. Default: `false`.
-   */
-  exponentialBackoff?: boolean;
-  /**
-   * A refused request restarts each policy it did not fit, so a client that keeps knocking stays out: a
-   * fixed window starts again at the refusal (its count kept), a token bucket is charged the cost as
-   * debt (down to one full bucket owed), a sliding window counts it in its current window (up to
-   * `limit`). @fastify/rate-limit's `continueExceeding`. Default: `false`.
-   */
-  continueExceeding?: boolean;
-  /**
-   * Lets the middleware's `setOverride(key, limits, { ttl })` change one client's limits at runtime
-   * (raise a customer's, cut an abuser's), in every process from its next check, shown in the headers.
-   * Each check reads the key's override in the same store step, and the limiter keeps no deny cache.
-   * Default: `false`.
-   *
-   * @example
-   * const limit = rateLimit({ limit: 100, window: '1m', overrides: true });
-   * await limit.setOverride('ip:203.0.113.7', 1000, { ttl: '1h' });
-   */
-  overrides?: boolean;
-  /**
-   * The longest a check waits for a store that gives no answer before it takes `onStoreError`. Time this
-   * process spends busy does not count. Default: `'1s'`. `false`: no limit.
-   */
-  timeout?: Duration | false;
   /** Where warnings and store errors are logged. Default: `console` (Fastify: the app's logger). */
   logger?: Logger;
   /** Switch warnings off, all (`false`) or by code (`{ TOLLGATE_MISSING_IP: false }`). Default: on. */

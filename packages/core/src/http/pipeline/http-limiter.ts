@@ -121,6 +121,13 @@ export function createHttpLimiter<Req, Res = unknown>(
     return answer === 'insurance' ? 'insurance' : 'throw';
   }
 
+  /** {@link failed}, for a check: `'allow'` and `'deny'` leave the limiter as an {@link AnsweredFailure}. */
+  function checkFailed(error: unknown, answer: StoreFailureAnswer): StoreErrorAction {
+    const action = failed(error, answer);
+    if (answer === 'insurance') return action;
+    throw new AnsweredFailure(answer, error);
+  }
+
   const limiters = boundLimiters(config, staticAnswer && ((error) => failed(error, staticAnswer)));
   const setup = new SetupChecks(access, warnings, settings.clientIpSetting);
   const allowListed = compileAllowList(config.allowList as RateLimitOptions<Req>['allowList'], access);
@@ -140,10 +147,14 @@ export function createHttpLimiter<Req, Res = unknown>(
   // own fields only (Object.hasOwn, a call each), where no options cost it nothing to read.
   const checkOptionsFixed =
     answerOf === undefined && typeof chargedCost !== 'function' && typeof config.dryRun !== 'function';
-  const staticCheckOptions: ConsumeOptions | undefined =
-    !checkOptionsFixed || (chargedCost === 1 && config.dryRun === false)
+  const onStoreError =
+    staticAnswer === undefined || staticAnswer === 'insurance'
       ? undefined
-      : Object.freeze({ cost: chargedCost, dryRun: config.dryRun });
+      : (error: unknown) => checkFailed(error, staticAnswer);
+  const staticCheckOptions: ConsumeOptions | undefined =
+    !checkOptionsFixed || (chargedCost === 1 && config.dryRun === false && onStoreError === undefined)
+      ? undefined
+      : Object.freeze({ cost: chargedCost, dryRun: config.dryRun, ...(onStoreError && { onStoreError }) });
   const countByResponse = responseCounting<Req, Res>(
     {
       skipSuccessfulRequests: config.skipSuccessfulRequests,
@@ -193,19 +204,16 @@ export function createHttpLimiter<Req, Res = unknown>(
       const startedMs = events.storeCallStarts();
       let decision: Decision;
       let reservation: Reservation | undefined;
-      let chosen: StoreFailureAnswer | undefined;
       try {
         const checkOptions: ConsumeOptions | undefined = checkOptionsFixed
           ? staticCheckOptions
           : answerOf === undefined
-            ? { cost, dryRun }
+            ? { cost, dryRun, ...(onStoreError && { onStoreError }) }
             : {
                 cost,
                 dryRun,
-                onStoreError: async (error) => {
-                  chosen = storeFailureAnswer(await answerOf(error, request), settings.adapter);
-                  return failed(error, chosen);
-                },
+                onStoreError: async (error) =>
+                  checkFailed(error, storeFailureAnswer(await answerOf(error, request), settings.adapter)),
               };
         // A metered cost is reserved (charged as `consume` charges it) and settled once the response ends.
         // With `delay`, the request may wait for its turn (a metered cost never waits: see the options).
@@ -226,12 +234,12 @@ export function createHttpLimiter<Req, Res = unknown>(
         // The client went away while it waited: its turn was given back, and nobody is left to answer.
         if (signal?.aborted) throw error;
         // The store failed and the answer is to pass or to fail; anything else is the app's error.
-        const answer = chosen ?? staticAnswer;
-        if (answer !== 'allow' && answer !== 'deny') throw error;
+        if (!(error instanceof AnsweredFailure)) throw error;
+        const { answer } = error;
         const owner = events.decisionsObserved ? bucketOwner(config.name, identity) : undefined;
         events.undecided('degraded', answer === 'allow', dryRun, cost, owner, startedMs);
         // A dry run never fails a request, not even for its store.
-        return answer === 'allow' || dryRun ? SKIPPED : { kind: 'error', headers: {}, error };
+        return answer === 'allow' || dryRun ? SKIPPED : { kind: 'error', headers: {}, error: error.cause };
       }
       return respond(request, decision, identity, bound, dryRun, reservation);
     },
@@ -254,6 +262,17 @@ export function createHttpLimiter<Req, Res = unknown>(
 
     ...keyControlsOf(limiters, settings.adapter),
   };
+}
+
+/**
+ * A check's store failure that `onStoreError` answered with `'allow'` or `'deny'`: how the answer leaves
+ * the limiter for the check to give, the store's error as its `cause`.
+ */
+class AnsweredFailure {
+  constructor(
+    readonly answer: 'allow' | 'deny',
+    readonly cause: unknown,
+  ) {}
 }
 
 /** What the app's `onStoreError` function answered, checked. */

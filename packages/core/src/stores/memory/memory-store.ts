@@ -93,9 +93,6 @@ interface StoredOverride {
   readonly forgetAtMs: number;
 }
 
-/** The name of {@link MemoryStore}'s synchronous update and decision, kept out of its public surface. */
-export const decideAtOnce = Symbol('tollgate.MemoryStore.decideAtOnce');
-
 /** Slots to start with; they double as keys come, up to `maxKeys`. */
 const FIRST_SLOTS = 1024;
 
@@ -113,6 +110,8 @@ const FIRST_SLOTS = 1024;
 export class MemoryStore implements Store {
   /** {@inheritDoc Store.local} */
   readonly local = true;
+  /** {@inheritDoc Store.decideNow} */
+  readonly decideNow: ((request: BucketRequest) => Decision) | undefined;
   /** {@inheritDoc Store.clock} */
   readonly clock: (() => number) | undefined;
   readonly #now: () => number;
@@ -158,6 +157,9 @@ export class MemoryStore implements Store {
     this.#leases = new LeaseTable(maxKeys);
     this.clock = clock;
     this.#now = clock ?? Date.now;
+    // A subclass that wraps update() is called through it.
+    this.decideNow =
+      this.update === MemoryStore.prototype.update ? (request) => this.#decideNow(request) : undefined;
   }
 
   /**
@@ -184,11 +186,8 @@ export class MemoryStore implements Store {
     return overridden === undefined ? result : { ...result, policies: overridden };
   }
 
-  /**
-   * {@link update} and the decision it makes, answered without a promise and without copying the states
-   * out: how a limiter calls the memory store it was given.
-   */
-  [decideAtOnce](request: BucketRequest): Decision {
+  /** {@link update} and the decision it makes, without copying the states out. */
+  #decideNow(request: BucketRequest): Decision {
     const nowMs = this.#checkedNow();
     const { applied, bannedUntilMs, backoffUntilMs } = this.#settle(request, nowMs);
     const policies = this.#overridden ?? request.policies;

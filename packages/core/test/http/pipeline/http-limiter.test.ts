@@ -532,6 +532,16 @@ describe('store failures', () => {
     expect(errors).toEqual(['[TOLLGATE_STORE_ERROR] rate-limit store failed, requests pass unlimited: down']);
   });
 
+  it.each(['allow', 'deny'] as const)(
+    "hands the app's own bug to the framework with onStoreError: '%s', as no store failure",
+    async (onStoreError) => {
+      const bug = new TypeError('store.update is not a function');
+      const { limiter, errors } = setup({ store: failingStore(bug), onStoreError });
+      await expect(limiter.check(CLIENT)).rejects.toBe(bug);
+      expect(errors).toEqual([]);
+    },
+  );
+
   it("hands the store's error to the framework with onStoreError: 'deny'", async () => {
     const failure = new Error('READONLY You cannot write against a read only replica.');
     const { limiter, errors } = setup({ store: failingStore(failure), onStoreError: 'deny' });

@@ -232,7 +232,7 @@ export function createHttpLimiter<Req, Res = unknown>(
         }
       } catch (error) {
         // The client went away while it waited: its turn was given back, and nobody is left to answer.
-        if (signal?.aborted) throw error;
+        if (signal?.aborted) throw error instanceof AnsweredFailure ? error.cause : error;
         // The store failed and the answer is to pass or to fail; anything else is the app's error.
         if (!(error instanceof AnsweredFailure)) throw error;
         const { answer } = error;

@@ -154,6 +154,25 @@ describe('a limiter with delay', () => {
     gone.abort();
     await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
   });
+
+  it.each(['allow', 'deny'] as const)(
+    "rejects a client gone while its store failed with onStoreError: '%s' with the store's own error",
+    async (onStoreError) => {
+      const failure = new Error('down');
+      let fail = (_error: Error) => {};
+      const store = {
+        update: () => new Promise<never>((_resolve, reject) => (fail = reject)),
+        reset: async () => {},
+      };
+      const { limiter } = setup({ store, onStoreError });
+      const gone = new AbortController();
+      const checked = limiter.check(CLIENT, gone.signal);
+      await settle();
+      gone.abort();
+      fail(failure);
+      await expect(checked).rejects.toBe(failure);
+    },
+  );
 });
 
 /** A Node.js response that can be closed by the test, as a client hanging up closes one. */

@@ -7,14 +7,11 @@
  * - `node-redis-4`, `node-redis-5`, `node-redis-6` (RESP3 and its 5 s command timeout: its defaults)
  * - `valkey-glide` (`requestTimeout` equal to the limiters' timeout, 1 s)
  * A target is a Redis URL, or `cluster:` and a JSON list of `{ host, port }` nodes.
+ *
+ * Each library is loaded only by the worker that races with it: loading them all took a worker about a
+ * second longer to start, and the exactness tests start a hundred workers or more.
  */
 import type { RedisClientLike } from '@tollgate/core';
-import { Cluster, Redis } from 'ioredis';
-import { Cluster as Cluster5, Redis as Redis5 } from 'ioredis5';
-import { Redis as Valkey, Cluster as ValkeyCluster } from 'iovalkey';
-import { createClient as createClient4, createCluster as createCluster4 } from 'redis4';
-import { createClient as createClient5, createCluster as createCluster5 } from 'redis5';
-import { createClient as createClient6, createCluster as createCluster6 } from 'redis6';
 
 /** The names a worker takes. */
 export type WorkerClient =
@@ -41,23 +38,17 @@ export async function connectWorkerClient(
     const failFast = { enableAutoPipelining: name !== 'ioredis-plain', enableOfflineQueue: false } as const;
     const clusterOptions = { ...failFast, redisOptions: { maxRetriesPerRequest: 0 } };
     const redisOptions = { ...failFast, maxRetriesPerRequest: 0 };
-    const client =
-      name === 'iovalkey'
-        ? nodes
-          ? new ValkeyCluster(nodes, clusterOptions)
-          : new Valkey(target, redisOptions)
-        : name === 'ioredis-5'
-          ? nodes
-            ? new Cluster5(nodes, clusterOptions)
-            : new Redis5(target, redisOptions)
-          : nodes
-            ? new Cluster(nodes, clusterOptions)
-            : new Redis(target, redisOptions);
-    await new Promise((resolve) => (client as Redis).once('ready', resolve)); // iovalkey's classes are ioredis's
+    // iovalkey and ioredis 5 have ioredis's API: typed as ioredis's.
+    const { Cluster, Redis } = (await (name === 'iovalkey'
+      ? import('iovalkey')
+      : name === 'ioredis-5'
+        ? import('ioredis5')
+        : import('ioredis'))) as typeof import('ioredis');
+    const client = nodes ? new Cluster(nodes, clusterOptions) : new Redis(target, redisOptions);
+    await new Promise((resolve) => client.once('ready', resolve));
     return { client, close: async () => client.disconnect() };
   }
   if (name === 'valkey-glide') {
-    // Loaded only here, so that the other workers do not load its native core.
     const { GlideClient, GlideClusterClient, Logger } = await import('@valkey/valkey-glide');
     Logger.setLoggerConfig('off'); // GLIDE logs every error reply, NOSCRIPT included, to stdout
     const options = { requestTimeout: 1_000 };
@@ -66,22 +57,28 @@ export async function connectWorkerClient(
       : await GlideClient.createClient({ addresses: [hostAndPort(target)], ...options });
     return { client, close: async () => client.close() };
   }
-  const client = nodeRedis(name, target, nodes);
+  const client = await nodeRedis(name, target, nodes);
   client.on('error', (error: Error) => process.stderr.write(`${error.message}\n`));
   await client.connect();
   return { client, close: () => client.disconnect() };
 }
 
-function nodeRedis(name: string, url: string, nodes: Nodes | undefined) {
+async function nodeRedis(name: string, url: string, nodes: Nodes | undefined) {
   const rootNodes = nodes?.map(({ host, port }) => ({ url: `redis://${host}:${port}` })) ?? [];
   const defaults = { disableOfflineQueue: true };
   switch (name) {
-    case 'node-redis-4':
-      return nodes ? createCluster4({ rootNodes, defaults }) : createClient4({ url, ...defaults });
-    case 'node-redis-5':
-      return nodes ? createCluster5({ rootNodes, defaults }) : createClient5({ url, ...defaults });
-    case 'node-redis-6':
-      return nodes ? createCluster6({ rootNodes, defaults }) : createClient6({ url, ...defaults });
+    case 'node-redis-4': {
+      const { createClient, createCluster } = await import('redis4');
+      return nodes ? createCluster({ rootNodes, defaults }) : createClient({ url, ...defaults });
+    }
+    case 'node-redis-5': {
+      const { createClient, createCluster } = await import('redis5');
+      return nodes ? createCluster({ rootNodes, defaults }) : createClient({ url, ...defaults });
+    }
+    case 'node-redis-6': {
+      const { createClient, createCluster } = await import('redis6');
+      return nodes ? createCluster({ rootNodes, defaults }) : createClient({ url, ...defaults });
+    }
     default:
       throw new Error(`no worker client named ${name}`);
   }

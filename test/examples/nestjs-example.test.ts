@@ -2,15 +2,14 @@
  * The NestJS example: the app answers as its printed curl lines promise, and `pnpm start` runs it, in
  * memory by default and on Redis when REDIS_URL is set.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { INestApplication } from '@nestjs/common';
 import { MemoryStore } from '@tollgate/core';
 import { createApp } from '@tollgate/example-nestjs/app';
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { startExample } from '../harness/example-process.js';
+import { freePort } from '../harness/redis-server.js';
 
 describe('examples/nestjs', () => {
   let app: INestApplication;
@@ -43,41 +42,13 @@ describe('examples/nestjs', () => {
   });
 });
 
-/** A free loopback port. */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  return port;
-}
-
-/** Starts `index.ts` as `pnpm start` does, and resolves with its banner once it listens. */
-async function start(env: Record<string, string>): Promise<{ child: ChildProcess; banner: string }> {
-  const cwd = fileURLToPath(new URL('../../examples/nestjs/', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'index.ts'], {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let banner = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      banner += chunk.toString();
-      if (banner.includes('curl -i http')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the example exited (${code}) before listening`)));
-  });
-  return { child, banner };
-}
-
 describe.each([
   ['in memory', () => ({}), /store: memory/],
   ['on Redis', () => ({ REDIS_URL: inject('redisUrl') }), /store: Redis at 127\.0\.0\.1:\d+/],
 ])('examples/nestjs start, %s', (_name, env, storeLine) => {
   it('serves the app until SIGTERM, then closes the server and the store', async () => {
     const port = await freePort();
-    const { child, banner } = await start({ ...env(), PORT: String(port) });
+    const { child, banner } = await startExample('nestjs', 'curl -i http', { ...env(), PORT: String(port) });
     try {
       expect(banner).toMatch(storeLine);
       const home = await fetch(`http://127.0.0.1:${port}/`);

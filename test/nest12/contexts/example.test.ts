@@ -2,15 +2,14 @@
  * examples/nestjs-graphql: the app answers as its printed lines promise, over HTTP (GraphQL) and over
  * WebSocket (the chat gateway).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { INestApplication } from '@nestjs/common';
 import { MemoryStore } from '@tollgate/core';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { createApp } from '../../../examples/nestjs-graphql/app.js';
+import { startExample } from '../../harness/example-process.js';
+import { freePort } from '../../harness/redis-server.js';
 
 describe('examples/nestjs-graphql', () => {
   let app: INestApplication;
@@ -74,41 +73,16 @@ describe('examples/nestjs-graphql', () => {
   });
 });
 
-/** A free loopback port. */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  return port;
-}
-
-/** Starts `index.ts` as `pnpm start` does, and resolves with its banner once it listens. */
-async function start(env: Record<string, string>): Promise<{ child: ChildProcess; banner: string }> {
-  const cwd = fileURLToPath(new URL('../../../examples/nestjs-graphql/', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'index.ts'], {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let banner = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      banner += chunk.toString();
-      if (banner.includes('Not limited')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the example exited (${code}) before listening`)));
-  });
-  return { child, banner };
-}
-
 describe.each([
   ['in memory', () => ({}), /store: memory/],
   ['on Redis', () => ({ REDIS_URL: inject('redisUrl') }), /store: Redis at 127\.0\.0\.1:\d+/],
 ])('examples/nestjs-graphql start, %s', (_name, env, storeLine) => {
   it('serves GraphQL until SIGTERM, then closes the server and the store', async () => {
     const port = await freePort();
-    const { child, banner } = await start({ ...env(), PORT: String(port) });
+    const { child, banner } = await startExample('nestjs-graphql', 'Not limited', {
+      ...env(),
+      PORT: String(port),
+    });
     try {
       expect(banner).toMatch(storeLine);
       const answer = await fetch(`http://127.0.0.1:${port}/graphql`, {

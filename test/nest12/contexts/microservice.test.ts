@@ -3,8 +3,6 @@
  * RedisStore: `@MessagePattern` messages keyed by their payload or by the caller's address, refused with
  * an `RpcException` whose error reaches the caller; `@EventPattern` events dropped over their limit.
  */
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { Controller, type INestMicroservice } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import {
@@ -21,6 +19,7 @@ import { firstValueFrom } from 'rxjs';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { until } from '../../frameworks/lifecycle-sockets.js';
 import { connectRedis, uniquePrefix } from '../../harness/clients.js';
+import { freePort } from '../../harness/redis-server.js';
 
 const redis = await connectRedis();
 afterAll(() => redis.disconnect());
@@ -59,15 +58,6 @@ class ReportsController {
   audit(data: unknown) {
     audited.push(data);
   }
-}
-
-/** A free loopback port. */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  return port;
 }
 
 async function refusalOf(call: Promise<unknown>): Promise<unknown> {

@@ -207,14 +207,16 @@ export function createHttpLimiter<Req, Res = unknown>(
       try {
         const checkOptions: ConsumeOptions | undefined = checkOptionsFixed
           ? staticCheckOptions
-          : answerOf === undefined
-            ? { cost, dryRun, ...(onStoreError && { onStoreError }) }
-            : {
+          : answerOf !== undefined
+            ? {
                 cost,
                 dryRun,
                 onStoreError: async (error) =>
                   checkFailed(error, storeFailureAnswer(await answerOf(error, request), settings.adapter)),
-              };
+              }
+            : onStoreError === undefined
+              ? { cost, dryRun }
+              : { cost, dryRun, onStoreError };
         // A metered cost is reserved (charged as `consume` charges it) and settled once the response ends.
         // With `delay`, the request may wait for its turn (a metered cost never waits: see the options).
         if (metered !== undefined) {

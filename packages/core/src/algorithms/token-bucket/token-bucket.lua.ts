@@ -1,6 +1,7 @@
 /**
  * The token bucket in Lua, for the Redis script: `token-bucket.ts` step for step (`st[o]` the level in
- * units, `st[o + 1]` when it was true).
+ * units, `st[o + 1]` when it was true). The steps every check takes compare with `if` where a call of
+ * `min` or `max` would do the same: in Redis's Lua a call costs more than the arithmetic it wraps.
  */
 import type { AlgorithmLua } from '../algorithm.js';
 
@@ -11,14 +12,15 @@ export const TOKEN_BUCKET_LUA: AlgorithmLua = {
     else
       -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
       local at = st[o + 1]
-      st[o] = min(capacity, st[o] + max(0, now - at) * limit)
-      if at < now then st[o + 1] = now end
+      if at < now then st[o], st[o + 1] = st[o] + (now - at) * limit, now end
+      if st[o] > capacity then st[o] = capacity end
     end`,
   fits: `
     st[o] >= cost * window`,
   apply: `
     -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-    st[o] = max(capacity - 9007199254740991, st[o] - cost * window)`,
+    st[o] = st[o] - cost * window
+    if st[o] < capacity - 9007199254740991 then st[o] = capacity - 9007199254740991 end`,
   refund: `
     -- What refilled since the charge would have come back anyway: only the rest is still held by it.
     local held = cost * window - max(0, now - since) * limit

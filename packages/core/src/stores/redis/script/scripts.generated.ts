@@ -162,8 +162,8 @@ local function settleAlone(key, set, now, cost, mode, since)
       else
         -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
         local at = f2
-        f1 = min(capacity, f1 + max(0, now - at) * limit)
-        if at < now then f2 = now end
+        if at < now then f1, f2 = f1 + (now - at) * limit, now end
+        if f1 > capacity then f1 = capacity end
       end
     end
     local fitting = f1 >= cost * window
@@ -176,7 +176,8 @@ local function settleAlone(key, set, now, cost, mode, since)
         if held > 0 then f1 = min(capacity, f1 + held) end
       else
         -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-        f1 = max(capacity - 9007199254740991, f1 - cost * window)
+        f1 = f1 - cost * window
+        if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
       end
       local quiet = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
       local written
@@ -317,8 +318,8 @@ local function heldPath()
       else
         -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
         local at = st[o + 1]
-        st[o] = min(capacity, st[o] + max(0, now - at) * limit)
-        if at < now then st[o + 1] = now end
+        if at < now then st[o], st[o + 1] = st[o] + (now - at) * limit, now end
+        if st[o] > capacity then st[o] = capacity end
       end
     elseif code == 2 then
       -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
@@ -365,7 +366,8 @@ local function heldPath()
   local function apply(code, limit, window, capacity, st, o, cost)
     if code == 1 then
       -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-      st[o] = max(capacity - 9007199254740991, st[o] - cost * window)
+      st[o] = st[o] - cost * window
+      if st[o] < capacity - 9007199254740991 then st[o] = capacity - 9007199254740991 end
     elseif code == 2 then
       st[o + 1] = st[o + 1] + cost
     elseif code == 3 then
@@ -564,8 +566,8 @@ local function heldPath()
         else
           -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
           local at = f2
-          f1 = min(capacity, f1 + max(0, now - at) * limit)
-          if at < now then f2 = now end
+          if at < now then f1, f2 = f1 + (now - at) * limit, now end
+          if f1 > capacity then f1 = capacity end
         end
       end
       local fitting = f1 >= cost * window
@@ -578,7 +580,8 @@ local function heldPath()
           if held > 0 then f1 = min(capacity, f1 + held) end
         else
           -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-          f1 = max(capacity - 9007199254740991, f1 - cost * window)
+          f1 = f1 - cost * window
+          if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
         end
         local quiet = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
         h.dirty, h.stored = true, quiet > 0
@@ -886,14 +889,14 @@ return answers
 export const SINGLE_CHECK_LUA = {
   'token-bucket': `-- A single check (token-bucket): one consume of one policy, alone in its call.
 -- KEYS[1]  the check's key
--- ARGV     limit, windowMs, capacityUnits, then cost, deadline ('' none), now ('' or absent: the server's)
+-- ARGV     limit, capacityUnits, then cost * windowMs, deadline ('' none), now ('' or absent: the server's)
 -- Path: read the state (-2: Redis refused the key), bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields }; -1: past its deadline.
 -- Applied and written in whole numbers, it answers 'f1:f2' then ':now' or ':seconds:microseconds', unless f2 is now.
-local min, max, floor, ceil, find, sub, format = math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
+local ceil, find, sub, format = math.ceil, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local limit, window, capacity = argv[1] + 0, argv[2] + 0, argv[3] + 0
-local cost, deadline, now = argv[4] + 0, argv[5], argv[6]
+local limit, capacity = argv[1] + 0, argv[2] + 0
+local units, deadline, now = argv[3] + 0, argv[4], argv[5]
 -- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
 local clock, usec = now, nil
 if now then
@@ -901,7 +904,8 @@ if now then
 else
   local time = redis.call('TIME')
   clock, usec = time[1], time[2]
-  now = clock * 1000 + floor(usec / 1000)
+  local us = usec + 0
+  now = clock * 1000 + (us - us % 1000) / 1000
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -925,16 +929,18 @@ do
   else
     -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
     local at = f2
-    f1 = min(capacity, f1 + max(0, now - at) * limit)
-    if at < now then f2 = now end
+    if at < now then f1, f2 = f1 + (now - at) * limit, now end
+    if f1 > capacity then f1 = capacity end
   end
 end
 local applied = 0
-if f1 >= cost * window then
+if f1 >= units then
   applied = 1
   -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-  f1 = max(capacity - 9007199254740991, f1 - cost * window)
-  local quiet, written = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)), nil
+  f1 = f1 - units
+  if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
+  local quiet, written = f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit), nil
+  if quiet < 0 then quiet = 0 end
   if quiet > 0 then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
@@ -967,7 +973,7 @@ return { now, applied,
 -- Path: read the state (-2: Redis refused the key), bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields }; -1: past its deadline.
 -- Applied and written in whole numbers, it answers 'f1:f2' then ':now' or ':seconds:microseconds'.
-local max, floor, find, sub, format = math.max, math.floor, string.find, string.sub, string.format
+local find, sub, format = string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
 local limit, window = argv[1] + 0, argv[2] + 0
 local cost, deadline, now = argv[3] + 0, argv[4], argv[5]
@@ -978,7 +984,8 @@ if now then
 else
   local time = redis.call('TIME')
   clock, usec = time[1], time[2]
-  now = clock * 1000 + floor(usec / 1000)
+  local us = usec + 0
+  now = clock * 1000 + (us - us % 1000) / 1000
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -1005,7 +1012,8 @@ local applied = 0
 if f2 + cost <= limit then
   applied = 1
   f2 = f2 + cost
-  local quiet, written = max(0, f2 > 0 and f1 + window - now or 0), nil
+  local quiet, written = f2 > 0 and f1 + window - now or 0, nil
+  if quiet < 0 then quiet = 0 end
   if quiet > 0 then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
@@ -1048,7 +1056,8 @@ if now then
 else
   local time = redis.call('TIME')
   clock, usec = time[1], time[2]
-  now = clock * 1000 + floor(usec / 1000)
+  local us = usec + 0
+  now = clock * 1000 + (us - us % 1000) / 1000
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -1087,9 +1096,10 @@ if -- The previous window's count, weighted by what the sliding window still cov
   f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
   applied = 1
   f3 = f3 + cost
-  local quiet, written = max(0, f3 > 0 and f1 + 2 * window - now
-      or f2 > 0 and f1 + window - now
-      or 0), nil
+  local quiet, written = f3 > 0 and f1 + 2 * window - now
+    or f2 > 0 and f1 + window - now
+    or 0, nil
+  if quiet < 0 then quiet = 0 end
   if quiet > 0 then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -1188,16 +1198,18 @@ do
   else
     -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
     local at = f2
-    f1 = min(capacity, f1 + max(0, now - at) * limit)
-    if at < now then f2 = now end
+    if at < now then f1, f2 = f1 + (now - at) * limit, now end
+    if f1 > capacity then f1 = capacity end
   end
 end
 local applied = 0
 if f1 >= cost * window then
   applied = 1
   -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-  f1 = max(capacity - 9007199254740991, f1 - cost * window)
-  local quiet, written = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)), nil
+  f1 = f1 - cost * window
+  if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
+  local quiet, written = f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit), nil
+  if quiet < 0 then quiet = 0 end
   if override ~= 0 then
     limit, capacity = ownLimit, ownCapacity
     quiet = max(quiet, (ends > 0 and ends - now or 0) + (f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)))
@@ -1283,7 +1295,8 @@ local applied = 0
 if f2 + cost <= limit then
   applied = 1
   f2 = f2 + cost
-  local quiet, written = max(0, f2 > 0 and f1 + window - now or 0), nil
+  local quiet, written = f2 > 0 and f1 + window - now or 0, nil
+  if quiet < 0 then quiet = 0 end
   if override ~= 0 then
     quiet = max(quiet, (ends > 0 and ends - now or 0) + (f2 > 0 and f1 + window - now or 0))
   end
@@ -1380,9 +1393,10 @@ if -- The previous window's count, weighted by what the sliding window still cov
   f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
   applied = 1
   f3 = f3 + cost
-  local quiet, written = max(0, f3 > 0 and f1 + 2 * window - now
-      or f2 > 0 and f1 + window - now
-      or 0), nil
+  local quiet, written = f3 > 0 and f1 + 2 * window - now
+    or f2 > 0 and f1 + window - now
+    or 0, nil
+  if quiet < 0 then quiet = 0 end
   if override ~= 0 then
     quiet = max(quiet, (ends > 0 and ends - now or 0) + (f3 > 0 and f1 + 2 * window - now
           or f2 > 0 and f1 + window - now
@@ -1422,14 +1436,30 @@ return { now, applied,
 /** The single-check script of a set of several policies (`lua/check-policies.lua`). */
 export const POLICIES_CHECK_LUA = `-- A single check of several policies: one consume, alone in its call, atomic across the policies.
 -- KEYS[1]  the check's key, every policy's state in one string
--- ARGV     n, then per policy its code, field count, limit, windowMs, capacityUnits; then cost, deadline, now
+-- ARGV     n, then per policy its code, limit, windowMs, and capacityUnits if it is a token-bucket; then cost, deadline, now
 -- Path: read the state (-2: Redis refused the key), bring each policy to now; if the cost fits them all,
 -- apply it to each and write (or delete) the state. Answers { now, applied, every field }; -1: past its deadline.
 -- Applied and written in whole numbers, it answers every field, then ':now' or ':seconds:microseconds'.
 local min, max, floor, ceil, find, sub, format = math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local last = 1 + 5 * argv[1] -- the last policy argument
-local cost, deadline, now = argv[last + 1] + 0, argv[last + 2], argv[last + 3]
+-- n: the policies' numbers by argument, read once for both passes; fields: how many the state holds.
+local count, n, p, fields = argv[1] + 0, {}, 2, 0
+for _ = 1, count do
+  local code = argv[p]
+  if code == '1' then
+    n[p + 1], n[p + 2], n[p + 3] = argv[p + 1] + 0, argv[p + 2] + 0, argv[p + 3] + 0
+    p, fields = p + 4, fields + 2
+  elseif code == '2' then
+    n[p + 1], n[p + 2] = argv[p + 1] + 0, argv[p + 2] + 0
+    p, fields = p + 3, fields + 2
+  elseif code == '3' then
+    n[p + 1], n[p + 2] = argv[p + 1] + 0, argv[p + 2] + 0
+    p, fields = p + 3, fields + 3
+  else
+    return redis.error_reply('unknown algorithm code ' .. tostring(code))
+  end
+end
+local cost, deadline, now = argv[p] + 0, argv[p + 1], argv[p + 2]
 -- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
 local clock, usec = now, nil
 if now then
@@ -1437,18 +1467,15 @@ if now then
 else
   local time = redis.call('TIME')
   clock, usec = time[1], time[2]
-  now = clock * 1000 + floor(usec / 1000)
+  local us = usec + 0
+  now = clock * 1000 + (us - us % 1000) / 1000
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
--- n: the policy arguments as numbers, read once for both passes over the policies.
-local n = {}
-for i = 1, last do n[i] = argv[i] + 0 end
 -- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
-local stored, st, fields = raw and true or false, {}, 0
-for i = 3, last, 5 do fields = fields + n[i] end
+local stored, st = raw and true or false, {}
 if raw then
   local from = 1
   for k = 1, fields do
@@ -1459,24 +1486,30 @@ if raw then
   end
 end
 local fitting, o = true, 1
-for i = 2, last, 5 do
-  local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]
-  if code == 1 then
+p = 2
+for _ = 1, count do
+  local code = argv[p]
+  if code == '1' then
+    local limit, window, capacity = n[p + 1], n[p + 2], n[p + 3]
     if not stored then
       st[o], st[o + 1] = capacity, now
     else
       -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
       local at = st[o + 1]
-      st[o] = min(capacity, st[o] + max(0, now - at) * limit)
-      if at < now then st[o + 1] = now end
+      if at < now then st[o], st[o + 1] = st[o] + (now - at) * limit, now end
+      if st[o] > capacity then st[o] = capacity end
     end
     if fitting and not (st[o] >= cost * window) then fitting = false end
-  elseif code == 2 then
+    p, o = p + 4, o + 2
+  elseif code == '2' then
+    local limit, window = n[p + 1], n[p + 2]
     -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
     -- stepped back keeps the window it is in.
     if not stored or st[o + 1] <= 0 or now >= st[o] + window then st[o], st[o + 1] = now, 0 end
     if fitting and not (st[o + 1] + cost <= limit) then fitting = false end
-  elseif code == 3 then
+    p, o = p + 3, o + 2
+  elseif code == '3' then
+    local limit, window = n[p + 1], n[p + 2]
     local start = floor(now / window) * window
     if not stored then
       st[o], st[o + 1], st[o + 2] = start, 0, 0
@@ -1489,29 +1522,36 @@ for i = 2, last, 5 do
     end
     if fitting and not (-- The previous window's count, weighted by what the sliding window still covers of it.
         st[o + 1] * (window - min(window, max(0, now - st[o]))) + (st[o + 2] + cost) * window <= limit * window) then fitting = false end
+    p, o = p + 3, o + 3
   end
-  o = o + n[i + 1]
 end
 local applied = 0
 if fitting then
   applied = 1
-  local quiet, o = 0, 1
-  for i = 2, last, 5 do
-    local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]
-    if code == 1 then
+  local quiet = 0
+  p, o = 2, 1
+  for _ = 1, count do
+    local code = argv[p]
+    if code == '1' then
+      local limit, window, capacity = n[p + 1], n[p + 2], n[p + 3]
       -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-      st[o] = max(capacity - 9007199254740991, st[o] - cost * window)
+      st[o] = st[o] - cost * window
+      if st[o] < capacity - 9007199254740991 then st[o] = capacity - 9007199254740991 end
       quiet = max(quiet, st[o] >= capacity and 0 or st[o + 1] - now + ceil((capacity - st[o]) / limit))
-    elseif code == 2 then
+      p, o = p + 4, o + 2
+    elseif code == '2' then
+      local window = n[p + 2]
       st[o + 1] = st[o + 1] + cost
       quiet = max(quiet, st[o + 1] > 0 and st[o] + window - now or 0)
-    elseif code == 3 then
+      p, o = p + 3, o + 2
+    elseif code == '3' then
+      local window = n[p + 2]
       st[o + 2] = st[o + 2] + cost
       quiet = max(quiet, st[o + 2] > 0 and st[o] + 2 * window - now
           or st[o + 1] > 0 and st[o] + window - now
           or 0)
+      p, o = p + 3, o + 3
     end
-    o = o + n[i + 1]
   end
   local written
   if quiet > 0 then
@@ -1831,8 +1871,8 @@ local batch = function(KEYS, ARGV)
         else
           -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
           local at = f2
-          f1 = min(capacity, f1 + max(0, now - at) * limit)
-          if at < now then f2 = now end
+          if at < now then f1, f2 = f1 + (now - at) * limit, now end
+          if f1 > capacity then f1 = capacity end
         end
       end
       local fitting = f1 >= cost * window
@@ -1845,7 +1885,8 @@ local batch = function(KEYS, ARGV)
           if held > 0 then f1 = min(capacity, f1 + held) end
         else
           -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-          f1 = max(capacity - 9007199254740991, f1 - cost * window)
+          f1 = f1 - cost * window
+          if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
         end
         local quiet = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
         local written
@@ -1986,8 +2027,8 @@ local batch = function(KEYS, ARGV)
         else
           -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
           local at = st[o + 1]
-          st[o] = min(capacity, st[o] + max(0, now - at) * limit)
-          if at < now then st[o + 1] = now end
+          if at < now then st[o], st[o + 1] = st[o] + (now - at) * limit, now end
+          if st[o] > capacity then st[o] = capacity end
         end
       elseif code == 2 then
         -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
@@ -2034,7 +2075,8 @@ local batch = function(KEYS, ARGV)
     local function apply(code, limit, window, capacity, st, o, cost)
       if code == 1 then
         -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-        st[o] = max(capacity - 9007199254740991, st[o] - cost * window)
+        st[o] = st[o] - cost * window
+        if st[o] < capacity - 9007199254740991 then st[o] = capacity - 9007199254740991 end
       elseif code == 2 then
         st[o + 1] = st[o + 1] + cost
       elseif code == 3 then
@@ -2233,8 +2275,8 @@ local batch = function(KEYS, ARGV)
           else
             -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
             local at = f2
-            f1 = min(capacity, f1 + max(0, now - at) * limit)
-            if at < now then f2 = now end
+            if at < now then f1, f2 = f1 + (now - at) * limit, now end
+            if f1 > capacity then f1 = capacity end
           end
         end
         local fitting = f1 >= cost * window
@@ -2247,7 +2289,8 @@ local batch = function(KEYS, ARGV)
             if held > 0 then f1 = min(capacity, f1 + held) end
           else
             -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-            f1 = max(capacity - 9007199254740991, f1 - cost * window)
+            f1 = f1 - cost * window
+            if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
           end
           local quiet = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
           h.dirty, h.stored = true, quiet > 0

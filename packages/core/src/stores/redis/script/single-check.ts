@@ -10,7 +10,8 @@
  * KEYS[1]  the check's key, as for the settle script
  * ARGV     the policy's limit and windowMs (and, for an algorithm that reads it, its capacityUnits), then
  *          the check's cost and deadline, and its now when the store has a clock of its own (absent: the
- *          server's), each as the settle script's shape has it (`wire.ts`)
+ *          server's), each as the settle script's shape has it (`wire.ts`); for an algorithm that reads
+ *          the cost only in units (`readsCostInUnits`), no windowMs, and the cost times windowMs
  * Returns  { now, then the check's answer as the settle script gives it }; or, for a check applied and
  *          written in whole numbers by a script that reads no override, the same as text: the state as
  *          written, then now as ms (a store's clock) or the server's seconds and microseconds, left out
@@ -25,6 +26,20 @@ export function readsCapacity(algorithm: Algorithm): boolean {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
   return [lua.current, lua.fits, lua.apply, lua.idle].some((body) => /\bcapacity\b/.test(body));
 }
+
+/**
+ * Whether an algorithm reads the check's cost and the policy's window only as their product, the cost in
+ * units (`cost * window`): its single-check script (one that reads no override) is then sent that
+ * product in place of both, one argument and one conversion fewer.
+ */
+export function readsCostInUnits(algorithm: Algorithm): boolean {
+  const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
+  return [lua.current, lua.fits, lua.apply, lua.idle].every(
+    (body) => !/\b(cost|window)\b/.test(body.replaceAll(COST_IN_UNITS, '')),
+  );
+}
+
+const COST_IN_UNITS = 'cost * window';
 
 /**
  * An algorithm's Lua body, indented by `spaces` on every line but the first (which the template
@@ -45,7 +60,12 @@ function indented(body: string, spaces: number): string {
  * check past its deadline answers -1, and `raw` is the key's state as read (a key Redis refuses to read
  * answers -2).
  */
-function prelude(policy: string, argument: (k: number) => string, textAnswer: boolean): string {
+function prelude(
+  policy: string,
+  argument: (k: number) => string,
+  textAnswer: boolean,
+  cost = 'cost',
+): string {
   const clock = textAnswer
     ? `-- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
 local clock, usec = now, nil
@@ -54,7 +74,8 @@ if now then
 else
   local time = redis.call('TIME')
   clock, usec = time[1], time[2]
-  now = clock * 1000 + floor(usec / 1000)
+  local us = usec + 0
+  now = clock * 1000 + (us - us % 1000) / 1000
 end`
     : `if now then
   now = now + 0
@@ -64,7 +85,7 @@ else
 end`;
   return `local argv, key = ARGV, KEYS[1]
 ${policy}
-local cost, deadline, now = argv[${argument(0)}] + 0, argv[${argument(1)}], argv[${argument(2)}]
+local ${cost}, deadline, now = argv[${argument(0)}] + 0, argv[${argument(1)}], argv[${argument(2)}]
 ${clock}
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -95,6 +116,14 @@ function withLibrary(header: string, lua: string): string {
   return `\n${header}\nlocal ${names} = ${used.map(([, value]) => value).join(', ')}${lua}`;
 }
 
+/**
+ * The arguments of a policy of `algorithm` in the script of several policies, after its code: the
+ * limit and window, and the capacity for an algorithm that reads it.
+ */
+function policyNamesOf(algorithm: Algorithm): string[] {
+  return readsCapacity(algorithm) ? ['limit', 'window', 'capacity'] : ['limit', 'window'];
+}
+
 /** A whole number a double holds exactly: written and answered in plain digits. */
 const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x} < 9007199254740992`;
 
@@ -107,13 +136,16 @@ const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x}
 export function singleCheckLua(algorithm: Algorithm, overridable = false): string {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
   const { fields } = algorithm;
-  const inline = (body: string, spaces = 2) => indented(inFieldLocals(body, fields), spaces);
+  const units = !overridable && readsCostInUnits(algorithm);
+  const inline = (body: string, spaces = 2) =>
+    indented(inFieldLocals(units ? body.replaceAll(COST_IN_UNITS, 'units') : body, fields), spaces);
   const f = (k: number) => `f${k}`;
   const locals = fieldList(fields, f);
   const capacity = readsCapacity(algorithm);
-  const policyArgs = capacity ? 'limit, window, capacity' : 'limit, window';
-  const policyValues = fieldList(capacity ? 3 : 2, (k) => `argv[${k}] + 0`);
-  const a = capacity ? 4 : 3; // where the check's arguments begin
+  const policyNames = ['limit', ...(units ? [] : ['window']), ...(capacity ? ['capacity'] : [])];
+  const policyArgs = policyNames.join(', ');
+  const policyValues = fieldList(policyNames.length, (k) => `argv[${k}] + 0`);
+  const a = policyNames.length + 1; // where the check's arguments begin
   // p<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
   let parse = '';
   for (let k = fields; k >= 1; k--) {
@@ -129,13 +161,13 @@ export function singleCheckLua(algorithm: Algorithm, overridable = false): strin
   );
   const header = `-- A single check (${algorithm.name}${overridable ? ', reading overrides' : ''}): one consume of one policy, alone in its call.
 -- KEYS[1]  the check's key${overridable ? "; its override beside it, at KEYS[1]..':o'" : ''}
--- ARGV     limit, windowMs${capacity ? ', capacityUnits' : ''}, then cost, deadline ('' none), now ('' or absent: the server's)
+-- ARGV     limit${units ? '' : ', windowMs'}${capacity ? ', capacityUnits' : ''}, then ${units ? 'cost * windowMs' : 'cost'}, deadline ('' none), now ('' or absent: the server's)
 -- Path: read the state (-2: Redis refused the key), ${overridable ? 'the override in force or ended, ' : ''}bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields${overridable ? ', the override' : ''} }; -1: past its deadline.${overridable ? '' : textAnswerNote(fieldList(fields, f, ':'), lua.nowField)}`;
   return withLibrary(
     header,
     `
-${prelude(`local ${policyArgs} = ${policyValues}`, (k) => String(a + k), !overridable)}local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
+${prelude(`local ${policyArgs} = ${policyValues}`, (k) => String(a + k), !overridable, units ? 'units' : 'cost')}local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
 if raw then
   local from, sep = 1
   repeat
@@ -149,7 +181,8 @@ local applied = 0
 if ${inline(lua.fits)} then
   applied = 1
   ${inline(lua.apply)}
-  local quiet, written = max(0, ${inline(lua.idle)}), nil
+  local quiet, written = ${inline(lua.idle)}, nil
+  if quiet < 0 then quiet = 0 end
 ${overridable ? ownIdle(capacity, inline(lua.idle, 4)) : ''}  if quiet > 0 then
 ${overridable ? overridableWrite(whole, digits, locals, anyNumber) : textAnswerWrite(whole, digits, locals, anyNumber, lua.nowField)}  elseif raw then
     written = redis.pcall('DEL', key)
@@ -278,35 +311,61 @@ function ownIdle(capacity: boolean, idle: string): string {
 /**
  * The single-check script of a set of several policies (any algorithms, all or none), as Redis runs it.
  *
- * ARGV  n, then per policy its algorithm code, field count, limit, windowMs and capacityUnits (as the
- *       settle script reads a set); then the cost, the deadline, and now unless it is the server's
+ * ARGV  n, then per policy its algorithm code, limit and windowMs, and capacityUnits for an algorithm
+ *       that reads it (`policiesCheckArgs` in `wire.ts`); then the cost, the deadline, and now unless it is
+ *       the server's. Each algorithm's branch knows how many arguments and fields it has.
  */
 export function policiesCheckLua(): string {
-  // Each algorithm's steps, as the branches of an \`if\` on its code written \`depth\` spaces in.
+  // Each algorithm's steps, as the branches of an \`if\` on its code written \`depth\` spaces in; then the
+  // next policy's argument (p) and field (o).
   const branches = (depth: number, step: (body: (lua: string) => string, lua: AlgorithmLua) => string) =>
     [...ALGORITHM_LUA]
-      .map(([{ code }, lua], i) => {
+      .map(([algorithm, lua], i) => {
         const inner = ' '.repeat(depth + 2);
+        const names = policyNamesOf(algorithm);
         const steps = step((body) => indented(body, depth + 2), lua);
-        return `${i === 0 ? 'if' : `${' '.repeat(depth)}elseif`} code == ${code} then\n${inner}${steps}\n`;
+        // The policy's numbers its steps read, as locals.
+        const used = names.flatMap((name, k) => (new RegExp(`\\b${name}\\b`).test(steps) ? [[name, k]] : []));
+        const read = `local ${used.map(([name]) => name).join(', ')} = ${used.map(([, k]) => `n[p + ${Number(k) + 1}]`).join(', ')}`;
+        const next = `p, o = p + ${names.length + 1}, o + ${algorithm.fields}`;
+        return `${i === 0 ? 'if' : `${' '.repeat(depth)}elseif`} code == '${algorithm.code}' then\n${inner}${read}\n${inner}${steps}\n${inner}${next}\n`;
       })
       .join('');
-  const policy = `local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]`;
+  const capacityReaders = [...ALGORITHM_LUA.keys()]
+    .filter(readsCapacity)
+    .map(({ name }) => name)
+    .join(', ');
   const header = `-- A single check of several policies: one consume, alone in its call, atomic across the policies.
 -- KEYS[1]  the check's key, every policy's state in one string
--- ARGV     n, then per policy its code, field count, limit, windowMs, capacityUnits; then cost, deadline, now
+-- ARGV     n, then per policy its code, limit, windowMs, and capacityUnits if it is a ${capacityReaders}; then cost, deadline, now
 -- Path: read the state (-2: Redis refused the key), bring each policy to now; if the cost fits them all,
 -- apply it to each and write (or delete) the state. Answers { now, applied, every field }; -1: past its deadline.
 -- Applied and written in whole numbers, it answers every field, then ':now' or ':seconds:microseconds'.`;
+  // n: the policies' numbers by argument, read once for both passes; fields: how many the state holds.
+  const parse = [...ALGORITHM_LUA.keys()]
+    .map((algorithm, i) => {
+      const names = policyNamesOf(algorithm);
+      const reads = names.map((_, k) => `n[p + ${k + 1}]`).join(', ');
+      const values = names.map((_, k) => `argv[p + ${k + 1}] + 0`).join(', ');
+      return `${i === 0 ? '  if' : '  elseif'} code == '${algorithm.code}' then
+    ${reads} = ${values}
+    p, fields = p + ${names.length + 1}, fields + ${algorithm.fields}
+`;
+    })
+    .join('');
+  const policies = `-- n: the policies' numbers by argument, read once for both passes; fields: how many the state holds.
+local count, n, p, fields = argv[1] + 0, {}, 2, 0
+for _ = 1, count do
+  local code = argv[p]
+${parse}  else
+    return redis.error_reply('unknown algorithm code ' .. tostring(code))
+  end
+end`;
   return withLibrary(
     header,
     `
-${prelude('local last = 1 + 5 * argv[1] -- the last policy argument', (k) => `last + ${k + 1}`, true)}-- n: the policy arguments as numbers, read once for both passes over the policies.
-local n = {}
-for i = 1, last do n[i] = argv[i] + 0 end
--- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
-local stored, st, fields = raw and true or false, {}, 0
-for i = 3, last, 5 do fields = fields + n[i] end
+${prelude(policies, (k) => (k === 0 ? 'p' : `p + ${k}`), true)}-- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
+local stored, st = raw and true or false, {}
 if raw then
   local from = 1
   for k = 1, fields do
@@ -317,19 +376,19 @@ if raw then
   end
 end
 local fitting, o = true, 1
-for i = 2, last, 5 do
-  ${policy}
+p = 2
+for _ = 1, count do
+  local code = argv[p]
   ${branches(2, (body, lua) => `${body(lua.current)}\n    if fitting and not (${body(lua.fits)}) then fitting = false end`)}  end
-  o = o + n[i + 1]
 end
 local applied = 0
 if fitting then
   applied = 1
-  local quiet, o = 0, 1
-  for i = 2, last, 5 do
-    ${policy}
+  local quiet = 0
+  p, o = 2, 1
+  for _ = 1, count do
+    local code = argv[p]
     ${branches(4, (body, lua) => `${body(lua.apply)}\n      quiet = max(quiet, ${body(lua.idle)})`)}    end
-    o = o + n[i + 1]
   end
   local written
   if quiet > 0 then

@@ -65,7 +65,7 @@ import {
   SETTLE_LUA,
   SINGLE_CHECK_LUA,
 } from './scripts.generated.js';
-import { readsCapacity } from './single-check.js';
+import { readsCapacity, readsCostInUnits } from './single-check.js';
 
 /** The script that settles a batch of checks: the committed text, as reviewed. */
 export const SETTLE_SCRIPT = luaScript(SETTLE_LUA);
@@ -244,28 +244,49 @@ const singlePolicyArgs = new WeakMap<readonly ResolvedPolicy[], readonly string[
 
 /**
  * A single-check script's ARGV for `check` (see {@link isSingleCheck}): for one policy its limit and
- * windowMs (and capacityUnits, for an algorithm that reads it), for several the set as the settle
- * script reads it; then the cost, the deadline, and now unless it is the server's.
+ * windowMs (and capacityUnits, for an algorithm that reads it), for several {@link policiesCheckArgs};
+ * then the cost, the deadline, and now unless it is the server's. A script that reads
+ * the cost only in units (`readsCostInUnits`) is sent no windowMs, and the cost times windowMs.
  */
 export function singleCheckArgs(check: ScriptCheck, deadlineArg: string): string[] {
-  const { policies } = check;
-  let policyArgs = singlePolicyArgs.get(policies);
+  const { policies, overrides } = check;
+  const policy = policies[0] as ResolvedPolicy;
+  const units = policies.length === 1 && !overrides && readsCostInUnits(ALGORITHMS[policy.algorithm]);
+  const cache = units ? singleUnitsPolicyArgs : singlePolicyArgs;
+  let policyArgs = cache.get(policies);
   if (policyArgs === undefined) {
-    policyArgs =
-      policies.length === 1
-        ? onePolicyArgs(policies[0] as ResolvedPolicy)
-        : policySetArgs(policies, undefined, false).slice(0, -3);
-    singlePolicyArgs.set(policies, policyArgs);
+    policyArgs = policies.length === 1 ? onePolicyArgs(policy, units) : policiesCheckArgs(policies);
+    cache.set(policies, policyArgs);
   }
-  const args = [...policyArgs, String(check.cost), deadlineArg];
+  const args = [...policyArgs, String(units ? check.cost * policy.windowMs : check.cost), deadlineArg];
   if (check.nowArg !== '') args.push(check.nowArg);
   return args;
 }
 
-function onePolicyArgs({ algorithm, limit, windowMs, capacityUnits }: ResolvedPolicy): string[] {
-  return readsCapacity(ALGORITHMS[algorithm])
-    ? [String(limit), String(windowMs), String(capacityUnits)]
-    : [String(limit), String(windowMs)];
+/**
+ * The policies as the single-check script of several policies reads them: `n`, then per policy its
+ * code, limit and windowMs, and capacityUnits for an algorithm that reads it.
+ */
+function policiesCheckArgs(policies: readonly ResolvedPolicy[]): string[] {
+  const args = [String(policies.length)];
+  for (const p of policies) {
+    const algorithm = ALGORITHMS[p.algorithm];
+    args.push(String(algorithm.code), String(p.limit), String(p.windowMs));
+    if (readsCapacity(algorithm)) args.push(String(p.capacityUnits));
+  }
+  return args;
+}
+
+/** {@link singlePolicyArgs} of the scripts sent the cost in units: without the window. */
+const singleUnitsPolicyArgs = new WeakMap<readonly ResolvedPolicy[], readonly string[]>();
+
+function onePolicyArgs(
+  { algorithm, limit, windowMs, capacityUnits }: ResolvedPolicy,
+  units: boolean,
+): string[] {
+  const args = units ? [String(limit)] : [String(limit), String(windowMs)];
+  if (readsCapacity(ALGORITHMS[algorithm])) args.push(String(capacityUnits));
+  return args;
 }
 
 /**

@@ -54,7 +54,8 @@ local applied = 0
 if f2 + cost <= limit then
   applied = 1
   f2 = f2 + cost
-  local quiet, written = max(0, f2 > 0 and f1 + window - now or 0), nil
+  local quiet, written = f2 > 0 and f1 + window - now or 0, nil
+  if quiet < 0 then quiet = 0 end
   if override ~= 0 then
     quiet = max(quiet, (ends > 0 and ends - now or 0) + (f2 > 0 and f1 + window - now or 0))
   end

@@ -4,7 +4,7 @@
 -- Path: read the state (-2: Redis refused the key), bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields }; -1: past its deadline.
 -- Applied and written in whole numbers, it answers 'f1:f2' then ':now' or ':seconds:microseconds'.
-local max, floor, find, sub, format = math.max, math.floor, string.find, string.sub, string.format
+local find, sub, format = string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
 local limit, window = argv[1] + 0, argv[2] + 0
 local cost, deadline, now = argv[3] + 0, argv[4], argv[5]
@@ -15,7 +15,8 @@ if now then
 else
   local time = redis.call('TIME')
   clock, usec = time[1], time[2]
-  now = clock * 1000 + floor(usec / 1000)
+  local us = usec + 0
+  now = clock * 1000 + (us - us % 1000) / 1000
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -42,7 +43,8 @@ local applied = 0
 if f2 + cost <= limit then
   applied = 1
   f2 = f2 + cost
-  local quiet, written = max(0, f2 > 0 and f1 + window - now or 0), nil
+  local quiet, written = f2 > 0 and f1 + window - now or 0, nil
+  if quiet < 0 then quiet = 0 end
   if quiet > 0 then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then

@@ -1,13 +1,29 @@
 -- A single check of several policies: one consume, alone in its call, atomic across the policies.
 -- KEYS[1]  the check's key, every policy's state in one string
--- ARGV     n, then per policy its code, field count, limit, windowMs, capacityUnits; then cost, deadline, now
+-- ARGV     n, then per policy its code, limit, windowMs, and capacityUnits if it is a token-bucket; then cost, deadline, now
 -- Path: read the state (-2: Redis refused the key), bring each policy to now; if the cost fits them all,
 -- apply it to each and write (or delete) the state. Answers { now, applied, every field }; -1: past its deadline.
 -- Applied and written in whole numbers, it answers every field, then ':now' or ':seconds:microseconds'.
 local min, max, floor, ceil, find, sub, format = math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local last = 1 + 5 * argv[1] -- the last policy argument
-local cost, deadline, now = argv[last + 1] + 0, argv[last + 2], argv[last + 3]
+-- n: the policies' numbers by argument, read once for both passes; fields: how many the state holds.
+local count, n, p, fields = argv[1] + 0, {}, 2, 0
+for _ = 1, count do
+  local code = argv[p]
+  if code == '1' then
+    n[p + 1], n[p + 2], n[p + 3] = argv[p + 1] + 0, argv[p + 2] + 0, argv[p + 3] + 0
+    p, fields = p + 4, fields + 2
+  elseif code == '2' then
+    n[p + 1], n[p + 2] = argv[p + 1] + 0, argv[p + 2] + 0
+    p, fields = p + 3, fields + 2
+  elseif code == '3' then
+    n[p + 1], n[p + 2] = argv[p + 1] + 0, argv[p + 2] + 0
+    p, fields = p + 3, fields + 3
+  else
+    return redis.error_reply('unknown algorithm code ' .. tostring(code))
+  end
+end
+local cost, deadline, now = argv[p] + 0, argv[p + 1], argv[p + 2]
 -- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
 local clock, usec = now, nil
 if now then
@@ -15,18 +31,15 @@ if now then
 else
   local time = redis.call('TIME')
   clock, usec = time[1], time[2]
-  now = clock * 1000 + floor(usec / 1000)
+  local us = usec + 0
+  now = clock * 1000 + (us - us % 1000) / 1000
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
 if type(raw) == 'table' then return { now, -2, raw.err } end
--- n: the policy arguments as numbers, read once for both passes over the policies.
-local n = {}
-for i = 1, last do n[i] = argv[i] + 0 end
 -- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
-local stored, st, fields = raw and true or false, {}, 0
-for i = 3, last, 5 do fields = fields + n[i] end
+local stored, st = raw and true or false, {}
 if raw then
   local from = 1
   for k = 1, fields do
@@ -37,24 +50,30 @@ if raw then
   end
 end
 local fitting, o = true, 1
-for i = 2, last, 5 do
-  local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]
-  if code == 1 then
+p = 2
+for _ = 1, count do
+  local code = argv[p]
+  if code == '1' then
+    local limit, window, capacity = n[p + 1], n[p + 2], n[p + 3]
     if not stored then
       st[o], st[o + 1] = capacity, now
     else
       -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
       local at = st[o + 1]
-      st[o] = min(capacity, st[o] + max(0, now - at) * limit)
-      if at < now then st[o + 1] = now end
+      if at < now then st[o], st[o + 1] = st[o] + (now - at) * limit, now end
+      if st[o] > capacity then st[o] = capacity end
     end
     if fitting and not (st[o] >= cost * window) then fitting = false end
-  elseif code == 2 then
+    p, o = p + 4, o + 2
+  elseif code == '2' then
+    local limit, window = n[p + 1], n[p + 2]
     -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
     -- stepped back keeps the window it is in.
     if not stored or st[o + 1] <= 0 or now >= st[o] + window then st[o], st[o + 1] = now, 0 end
     if fitting and not (st[o + 1] + cost <= limit) then fitting = false end
-  elseif code == 3 then
+    p, o = p + 3, o + 2
+  elseif code == '3' then
+    local limit, window = n[p + 1], n[p + 2]
     local start = floor(now / window) * window
     if not stored then
       st[o], st[o + 1], st[o + 2] = start, 0, 0
@@ -67,29 +86,36 @@ for i = 2, last, 5 do
     end
     if fitting and not (-- The previous window's count, weighted by what the sliding window still covers of it.
         st[o + 1] * (window - min(window, max(0, now - st[o]))) + (st[o + 2] + cost) * window <= limit * window) then fitting = false end
+    p, o = p + 3, o + 3
   end
-  o = o + n[i + 1]
 end
 local applied = 0
 if fitting then
   applied = 1
-  local quiet, o = 0, 1
-  for i = 2, last, 5 do
-    local code, limit, window, capacity = n[i], n[i + 2], n[i + 3], n[i + 4]
-    if code == 1 then
+  local quiet = 0
+  p, o = 2, 1
+  for _ = 1, count do
+    local code = argv[p]
+    if code == '1' then
+      local limit, window, capacity = n[p + 1], n[p + 2], n[p + 3]
       -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-      st[o] = max(capacity - 9007199254740991, st[o] - cost * window)
+      st[o] = st[o] - cost * window
+      if st[o] < capacity - 9007199254740991 then st[o] = capacity - 9007199254740991 end
       quiet = max(quiet, st[o] >= capacity and 0 or st[o + 1] - now + ceil((capacity - st[o]) / limit))
-    elseif code == 2 then
+      p, o = p + 4, o + 2
+    elseif code == '2' then
+      local window = n[p + 2]
       st[o + 1] = st[o + 1] + cost
       quiet = max(quiet, st[o + 1] > 0 and st[o] + window - now or 0)
-    elseif code == 3 then
+      p, o = p + 3, o + 2
+    elseif code == '3' then
+      local window = n[p + 2]
       st[o + 2] = st[o + 2] + cost
       quiet = max(quiet, st[o + 2] > 0 and st[o] + 2 * window - now
           or st[o + 1] > 0 and st[o] + window - now
           or 0)
+      p, o = p + 3, o + 3
     end
-    o = o + n[i + 1]
   end
   local written
   if quiet > 0 then

@@ -66,9 +66,10 @@ if -- The previous window's count, weighted by what the sliding window still cov
   f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
   applied = 1
   f3 = f3 + cost
-  local quiet, written = max(0, f3 > 0 and f1 + 2 * window - now
-      or f2 > 0 and f1 + window - now
-      or 0), nil
+  local quiet, written = f3 > 0 and f1 + 2 * window - now
+    or f2 > 0 and f1 + window - now
+    or 0, nil
+  if quiet < 0 then quiet = 0 end
   if override ~= 0 then
     quiet = max(quiet, (ends > 0 and ends - now or 0) + (f3 > 0 and f1 + 2 * window - now
           or f2 > 0 and f1 + window - now

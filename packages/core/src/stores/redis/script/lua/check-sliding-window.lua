@@ -15,7 +15,8 @@ if now then
 else
   local time = redis.call('TIME')
   clock, usec = time[1], time[2]
-  now = clock * 1000 + floor(usec / 1000)
+  local us = usec + 0
+  now = clock * 1000 + (us - us % 1000) / 1000
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -54,9 +55,10 @@ if -- The previous window's count, weighted by what the sliding window still cov
   f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
   applied = 1
   f3 = f3 + cost
-  local quiet, written = max(0, f3 > 0 and f1 + 2 * window - now
-      or f2 > 0 and f1 + window - now
-      or 0), nil
+  local quiet, written = f3 > 0 and f1 + 2 * window - now
+    or f2 > 0 and f1 + window - now
+    or 0, nil
+  if quiet < 0 then quiet = 0 end
   if quiet > 0 then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)

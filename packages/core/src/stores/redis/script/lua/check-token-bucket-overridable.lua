@@ -60,16 +60,18 @@ do
   else
     -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
     local at = f2
-    f1 = min(capacity, f1 + max(0, now - at) * limit)
-    if at < now then f2 = now end
+    if at < now then f1, f2 = f1 + (now - at) * limit, now end
+    if f1 > capacity then f1 = capacity end
   end
 end
 local applied = 0
 if f1 >= cost * window then
   applied = 1
   -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-  f1 = max(capacity - 9007199254740991, f1 - cost * window)
-  local quiet, written = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)), nil
+  f1 = f1 - cost * window
+  if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
+  local quiet, written = f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit), nil
+  if quiet < 0 then quiet = 0 end
   if override ~= 0 then
     limit, capacity = ownLimit, ownCapacity
     quiet = max(quiet, (ends > 0 and ends - now or 0) + (f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)))

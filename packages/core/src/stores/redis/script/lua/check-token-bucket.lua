@@ -1,13 +1,13 @@
 -- A single check (token-bucket): one consume of one policy, alone in its call.
 -- KEYS[1]  the check's key
--- ARGV     limit, windowMs, capacityUnits, then cost, deadline ('' none), now ('' or absent: the server's)
+-- ARGV     limit, capacityUnits, then cost * windowMs, deadline ('' none), now ('' or absent: the server's)
 -- Path: read the state (-2: Redis refused the key), bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields }; -1: past its deadline.
 -- Applied and written in whole numbers, it answers 'f1:f2' then ':now' or ':seconds:microseconds', unless f2 is now.
-local min, max, floor, ceil, find, sub, format = math.min, math.max, math.floor, math.ceil, string.find, string.sub, string.format
+local ceil, find, sub, format = math.ceil, string.find, string.sub, string.format
 local argv, key = ARGV, KEYS[1]
-local limit, window, capacity = argv[1] + 0, argv[2] + 0, argv[3] + 0
-local cost, deadline, now = argv[4] + 0, argv[5], argv[6]
+local limit, capacity = argv[1] + 0, argv[2] + 0
+local units, deadline, now = argv[3] + 0, argv[4], argv[5]
 -- clock, usec: now as text, for an answer given as text (the server's seconds and microseconds).
 local clock, usec = now, nil
 if now then
@@ -15,7 +15,8 @@ if now then
 else
   local time = redis.call('TIME')
   clock, usec = time[1], time[2]
-  now = clock * 1000 + floor(usec / 1000)
+  local us = usec + 0
+  now = clock * 1000 + (us - us % 1000) / 1000
 end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
@@ -39,16 +40,18 @@ do
   else
     -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
     local at = f2
-    f1 = min(capacity, f1 + max(0, now - at) * limit)
-    if at < now then f2 = now end
+    if at < now then f1, f2 = f1 + (now - at) * limit, now end
+    if f1 > capacity then f1 = capacity end
   end
 end
 local applied = 0
-if f1 >= cost * window then
+if f1 >= units then
   applied = 1
   -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-  f1 = max(capacity - 9007199254740991, f1 - cost * window)
-  local quiet, written = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)), nil
+  f1 = f1 - units
+  if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
+  local quiet, written = f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit), nil
+  if quiet < 0 then quiet = 0 end
   if quiet > 0 then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then

@@ -154,8 +154,8 @@ local function settleAlone(key, set, now, cost, mode, since)
       else
         -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
         local at = f2
-        f1 = min(capacity, f1 + max(0, now - at) * limit)
-        if at < now then f2 = now end
+        if at < now then f1, f2 = f1 + (now - at) * limit, now end
+        if f1 > capacity then f1 = capacity end
       end
     end
     local fitting = f1 >= cost * window
@@ -168,7 +168,8 @@ local function settleAlone(key, set, now, cost, mode, since)
         if held > 0 then f1 = min(capacity, f1 + held) end
       else
         -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-        f1 = max(capacity - 9007199254740991, f1 - cost * window)
+        f1 = f1 - cost * window
+        if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
       end
       local quiet = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
       local written
@@ -309,8 +310,8 @@ local function heldPath()
       else
         -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
         local at = st[o + 1]
-        st[o] = min(capacity, st[o] + max(0, now - at) * limit)
-        if at < now then st[o + 1] = now end
+        if at < now then st[o], st[o + 1] = st[o] + (now - at) * limit, now end
+        if st[o] > capacity then st[o] = capacity end
       end
     elseif code == 2 then
       -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
@@ -357,7 +358,8 @@ local function heldPath()
   local function apply(code, limit, window, capacity, st, o, cost)
     if code == 1 then
       -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-      st[o] = max(capacity - 9007199254740991, st[o] - cost * window)
+      st[o] = st[o] - cost * window
+      if st[o] < capacity - 9007199254740991 then st[o] = capacity - 9007199254740991 end
     elseif code == 2 then
       st[o + 1] = st[o + 1] + cost
     elseif code == 3 then
@@ -556,8 +558,8 @@ local function heldPath()
         else
           -- A clock that stepped back keeps the stored time, so no millisecond of refill is counted twice.
           local at = f2
-          f1 = min(capacity, f1 + max(0, now - at) * limit)
-          if at < now then f2 = now end
+          if at < now then f1, f2 = f1 + (now - at) * limit, now end
+          if f1 > capacity then f1 = capacity end
         end
       end
       local fitting = f1 >= cost * window
@@ -570,7 +572,8 @@ local function heldPath()
           if held > 0 then f1 = min(capacity, f1 + held) end
         else
           -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
-          f1 = max(capacity - 9007199254740991, f1 - cost * window)
+          f1 = f1 - cost * window
+          if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
         end
         local quiet = max(0, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
         h.dirty, h.stored = true, quiet > 0

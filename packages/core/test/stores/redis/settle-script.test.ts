@@ -11,6 +11,7 @@ import {
 } from '../../../src/stores/redis/script/lua-files.js';
 import { RESERVATION_SCRIPT } from '../../../src/stores/redis/script/reservation-wire.js';
 import {
+  BATCH_CHECK_SCRIPTS,
   LEASE_SCRIPT,
   OVERRIDABLE_CHECK_SCRIPTS,
   OVERRIDE_SCRIPT,
@@ -59,6 +60,9 @@ describe('the .lua files of the scripts Redis runs', () => {
           script,
         ]),
       ),
+      ...Object.fromEntries(
+        Object.entries(BATCH_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-batch.lua`, script]),
+      ),
     };
     expect(Object.keys(sent).sort()).toEqual(Object.keys(files).sort());
     for (const [name, script] of Object.entries(sent)) {
@@ -102,6 +106,17 @@ describe('the single-check scripts that read overrides', () => {
       'token-bucket': '933c87789955855c8fd9a2a075b4f990b072e404',
       'fixed-window': '5831fba325d005071bb30b559ab902c06f8d9419',
       'sliding-window': '7fe856cc94bf1029bc85bbb5fa6d1a84236ab8c3',
+    });
+  });
+});
+
+describe('the batch scripts Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    const shas = Object.entries(BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
+    expect(Object.fromEntries(shas)).toEqual({
+      'token-bucket': '55cb56f00c85ff10e9a6202af5cb00de785d2bb1',
+      'fixed-window': 'aabe4131bf7def01f989a3ab7d2f5c83e9d14991',
+      'sliding-window': 'fb4a2381d203017d6d9624266018e996b41bfdff',
     });
   });
 });

@@ -7,6 +7,7 @@
  */
 import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
 import { ALGORITHMS } from '../../../algorithms/registry.js';
+import { batchCheckLua } from './batch-check.js';
 import { settleScriptLua } from './generate.js';
 import { indentLua } from './lua-indent.js';
 import { OVERRIDE_LUA_TEMPLATE } from './override-script.js';
@@ -29,6 +30,7 @@ export function luaFiles(): Record<string, string> {
   for (const algorithm of Object.values(ALGORITHMS)) {
     files[`check-${algorithm.name}.lua`] = asFile(singleCheckLua(algorithm));
     files[`check-${algorithm.name}-overridable.lua`] = asFile(singleCheckLua(algorithm, true));
+    files[`check-${algorithm.name}-batch.lua`] = asFile(batchCheckLua(algorithm));
   }
   files['check-policies.lua'] = asFile(policiesCheckLua());
   files['override.lua'] = asFile(OVERRIDE_LUA_TEMPLATE);
@@ -70,6 +72,14 @@ ${byAlgorithm('')}
  */
 export const OVERRIDABLE_CHECK_LUA = {
 ${byAlgorithm('-overridable')}
+} as const;
+
+/**
+ * The batch scripts (\`lua/check-<algorithm>-batch.lua\`), by algorithm: the single-check script's work
+ * for each key of a batch of checks alike but for their key.
+ */
+export const BATCH_CHECK_LUA = {
+${byAlgorithm('-batch')}
 } as const;
 
 /** The single-check script of a set of several policies (\`lua/check-policies.lua\`). */

@@ -39,13 +39,14 @@ export function readsCostInUnits(algorithm: Algorithm): boolean {
   );
 }
 
-const COST_IN_UNITS = 'cost * window';
+/** The cost in units, as an algorithm's Lua writes it. */
+export const COST_IN_UNITS = 'cost * window';
 
 /**
  * An algorithm's Lua body, indented by `spaces` on every line but the first (which the template
  * indents), as if it had been written there.
  */
-function indented(body: string, spaces: number): string {
+export function indented(body: string, spaces: number): string {
   const lines = body.replace(/^\n+|\s+$/g, '').split('\n');
   const margin = Math.min(
     ...lines.filter((line) => line.trim() !== '').map((line) => /^ */.exec(line)?.[0].length ?? 0),
@@ -110,7 +111,7 @@ const LIBRARY = [
  * `lua` after its `header` (a comment: what it takes, its path, what it answers) and a local for each
  * library function it calls (a local is read faster than a global).
  */
-function withLibrary(header: string, lua: string): string {
+export function withLibrary(header: string, lua: string): string {
   const used = LIBRARY.filter(([name]) => new RegExp(`\\b${name}\\(`).test(lua));
   const names = used.map(([name]) => name).join(', ');
   return `\n${header}\nlocal ${names} = ${used.map(([, value]) => value).join(', ')}${lua}`;
@@ -124,8 +125,22 @@ function policyNamesOf(algorithm: Algorithm): string[] {
   return readsCapacity(algorithm) ? ['limit', 'window', 'capacity'] : ['limit', 'window'];
 }
 
+/**
+ * What a script of one policy of `algorithm` is sent of the policy (`names`, its locals, in ARGV order),
+ * and whether the check's cost comes in units (`cost * window`, named `units`; see
+ * {@link readsCostInUnits}), as `singleCheckArgs` in `wire.ts` sends them.
+ */
+export function onePolicyArguments(
+  algorithm: Algorithm,
+  overridable: boolean,
+): { units: boolean; names: string[] } {
+  const units = !overridable && readsCostInUnits(algorithm);
+  const names = ['limit', ...(units ? [] : ['window']), ...(readsCapacity(algorithm) ? ['capacity'] : [])];
+  return { units, names };
+}
+
 /** A whole number a double holds exactly: written and answered in plain digits. */
-const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x} < 9007199254740992`;
+export const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x} < 9007199254740992`;
 
 /**
  * The single-check script of `algorithm`, as Redis runs it; `overridable`: for a limiter that reads
@@ -136,13 +151,12 @@ const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x}
 export function singleCheckLua(algorithm: Algorithm, overridable = false): string {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
   const { fields } = algorithm;
-  const units = !overridable && readsCostInUnits(algorithm);
+  const { units, names: policyNames } = onePolicyArguments(algorithm, overridable);
   const inline = (body: string, spaces = 2) =>
     indented(inFieldLocals(units ? body.replaceAll(COST_IN_UNITS, 'units') : body, fields), spaces);
   const f = (k: number) => `f${k}`;
   const locals = fieldList(fields, f);
   const capacity = readsCapacity(algorithm);
-  const policyNames = ['limit', ...(units ? [] : ['window']), ...(capacity ? ['capacity'] : [])];
   const policyArgs = policyNames.join(', ');
   const policyValues = fieldList(policyNames.length, (k) => `argv[${k}] + 0`);
   const a = policyNames.length + 1; // where the check's arguments begin

@@ -59,6 +59,7 @@ import type { AlgorithmName, ResolvedPolicy } from '../../../model/policy.js';
 import type { BucketMode, BucketResult, OverrideResult } from '../../../model/store.js';
 import type { LuaScript } from '../redis-client.js';
 import {
+  BATCH_CHECK_LUA,
   OVERRIDABLE_CHECK_LUA,
   OVERRIDE_LUA,
   POLICIES_CHECK_LUA,
@@ -83,6 +84,15 @@ export const OVERRIDABLE_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript
   'token-bucket': luaScript(OVERRIDABLE_CHECK_LUA['token-bucket']),
   'fixed-window': luaScript(OVERRIDABLE_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(OVERRIDABLE_CHECK_LUA['sliding-window']),
+};
+/**
+ * The scripts that settle a batch of simple checks of one policy alike but for their key (see
+ * {@link batchCheckScript}), by algorithm, answering as the settle script does with one shape.
+ */
+export const BATCH_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
+  'token-bucket': luaScript(BATCH_CHECK_LUA['token-bucket']),
+  'fixed-window': luaScript(BATCH_CHECK_LUA['fixed-window']),
+  'sliding-window': luaScript(BATCH_CHECK_LUA['sliding-window']),
 };
 /** The script that settles a call of one simple check of several policies. */
 export const POLICIES_CHECK_SCRIPT = luaScript(POLICIES_CHECK_LUA);
@@ -237,6 +247,35 @@ export function singleCheckScript({ policies, overrides }: ScriptCheck): LuaScri
   if (policies.length > 1) return POLICIES_CHECK_SCRIPT;
   const { algorithm } = policies[0] as ResolvedPolicy;
   return overrides ? OVERRIDABLE_CHECK_SCRIPTS[algorithm] : SINGLE_CHECK_SCRIPTS[algorithm];
+}
+
+/**
+ * The batch script for `checks`, when there is one: two or more consumes of one policy with no ban,
+ * penalty or override, of one limiter, alike in cost, clock and timeout (so in deadline, being written
+ * together), each on a key of its own. Its arguments are the first check's {@link singleCheckArgs}; its
+ * keys, the checks'.
+ */
+export function batchCheckScript(checks: readonly ScriptCheck[]): LuaScript | undefined {
+  const first = checks[0];
+  if (checks.length < 2 || first === undefined) return undefined;
+  const { policies, cost, nowArg, timeoutMs } = first;
+  if (policies.length !== 1 || first.overrides || !isSingleCheck(first)) return undefined;
+  const keys = new Set<string>();
+  for (const check of checks) {
+    if (
+      check.policies !== policies ||
+      check.cost !== cost ||
+      check.nowArg !== nowArg ||
+      check.timeoutMs !== timeoutMs ||
+      check.overrides ||
+      !isSingleCheck(check) ||
+      keys.has(check.key)
+    ) {
+      return undefined;
+    }
+    keys.add(check.key);
+  }
+  return BATCH_CHECK_SCRIPTS[(policies[0] as ResolvedPolicy).algorithm];
 }
 
 /** The single-check scripts' policy arguments, made once per set of policies. */

@@ -1,0 +1,230 @@
+/**
+ * Checks alike but for their key, as a process under load sends them, go to Redis as one call of the
+ * algorithm's batch script: each is decided as the MemoryStore decides it, a key Redis refuses fails
+ * alone, a batch run past its deadline changes nothing, and the previous release reads what it writes.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import {
+  type AlgorithmName,
+  createLimiter,
+  type Decision,
+  type Limiter,
+  MemoryStore,
+  type Policy,
+  RedisStore,
+} from '@tollgate/core';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis, uniquePrefix } from '../harness/clients.js';
+import { commandCounts, type RedisProcess, startRedisServer } from '../harness/redis-server.js';
+
+let server: RedisProcess;
+let client: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  client = await connectRedis(server.url);
+});
+
+afterAll(async () => {
+  client.disconnect();
+  await server.stop();
+});
+
+const ALGORITHMS: readonly AlgorithmName[] = ['token-bucket', 'fixed-window', 'sliding-window'];
+const OWNERS = ['a', 'b', 'c', 'd', 'e', 'f'];
+
+/** What a decision says, as both stores must say it. */
+function outcome(decision: Decision) {
+  const { remaining, resetMs, nextTokenMs, retryAfterMs } = decision.decidedBy;
+  return {
+    allowed: decision.allowed,
+    degraded: decision.degraded,
+    remaining,
+    resetMs,
+    nextTokenMs,
+    retryAfterMs,
+  };
+}
+
+/** A committed script of the Redis store, as Redis runs it. */
+function committedScript(file: string): string {
+  return readFileSync(
+    new URL(`../../packages/core/src/stores/redis/script/lua/${file}`, import.meta.url),
+    'utf8',
+  );
+}
+
+/** Whether Redis has run (and so holds) the batch script of `algorithm`. */
+async function batchScriptRan(algorithm: AlgorithmName): Promise<boolean> {
+  const sha = createHash('sha1')
+    .update(committedScript(`check-${algorithm}-batch.lua`))
+    .digest('hex');
+  const [exists] = (await client.script('EXISTS', sha)) as number[];
+  return exists === 1;
+}
+
+/** The script calls Redis ran, by name, since the server started. */
+async function scriptCalls(): Promise<{ evalsha: number; eval: number }> {
+  const counts = await commandCounts(server.port);
+  return { evalsha: counts.evalsha ?? 0, eval: counts.eval ?? 0 };
+}
+
+describe.each(ALGORITHMS)('a batch of %s checks alike but for their key', (algorithm) => {
+  const policy: Policy = { limit: 3, window: '1m', algorithm };
+
+  it('goes as one script call, and each check is decided as the MemoryStore decides it', async () => {
+    let nowMs = 1_767_225_600_000;
+    const clock = () => nowMs;
+    const redis = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('batch'), clock }),
+      policies: policy,
+    });
+    const memory = createLimiter({ store: new MemoryStore({ clock }), policies: policy });
+    const both = async (run: (limiter: Limiter) => Promise<Decision[]>) => {
+      const [fromRedis, fromMemory] = [await run(redis), await run(memory)];
+      expect(fromRedis.map(outcome)).toEqual(fromMemory.map(outcome));
+      return fromRedis;
+    };
+    const wave = (limiter: Limiter, cost = 1) =>
+      Promise.all(OWNERS.map((owner) => limiter.consume(owner, { cost })));
+
+    // 'a' at its limit, 'b' one short of it, one at a time.
+    await both(async (limiter) => {
+      const decisions = [];
+      for (const owner of ['a', 'a', 'a', 'b', 'b']) decisions.push(await limiter.consume(owner));
+      return decisions;
+    });
+    const before = await scriptCalls();
+    expect(await batchScriptRan(algorithm)).toBe(false);
+    const first = await both((limiter) => wave(limiter));
+    const after = await scriptCalls();
+    expect(await batchScriptRan(algorithm)).toBe(true);
+    // The first check is written alone, the five that came while it was on its way together.
+    expect(after.evalsha + after.eval - before.evalsha - before.eval).toBe(2);
+    expect(first.map((d) => d.allowed)).toEqual([false, true, true, true, true, true]);
+
+    nowMs += 20_000; // a third of the window: the token bucket has refilled one token
+    const second = await both((limiter) => wave(limiter, 2));
+    expect(second.some((d) => d.allowed)).toBe(true);
+    expect(second.some((d) => !d.allowed)).toBe(true);
+    nowMs += 60_000;
+    await both((limiter) => wave(limiter, 3));
+  });
+
+  it("on the server's clock: admits each key's limit and no more", async () => {
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('batch-server-clock') }),
+      policies: policy,
+    });
+    const owners = Array.from({ length: 40 }, (_, i) => `owner-${i}`);
+    let admitted = 0;
+    for (let round = 0; round < 5; round++) {
+      const decisions = await Promise.all(owners.map((owner) => limiter.consume(owner)));
+      expect(decisions.every((d) => !d.degraded)).toBe(true);
+      admitted += decisions.filter((d) => d.allowed).length;
+    }
+    expect(admitted).toBe(3 * owners.length);
+  });
+
+  it('a key Redis refuses fails alone: the other checks of the batch are decided', async () => {
+    const prefix = uniquePrefix('batch-refused');
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix, logger: { warn: () => {}, error: () => {} } }),
+      policies: policy,
+      onStoreError: 'throw',
+    });
+    await limiter.consume('c');
+    const [key] = await client.keys(`${prefix}*c}*`);
+    expect(key).toBeDefined();
+    await client.del(key as string);
+    await client.hset(key as string, 'not', 'a limiter state');
+
+    const settled = await Promise.allSettled(OWNERS.map((owner) => limiter.consume(owner)));
+    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.allowed : s.reason.code))).toEqual([
+      true,
+      true,
+      'TOLLGATE_STORE_REFUSED',
+      true,
+      true,
+      true,
+    ]);
+    expect(await client.hget(key as string, 'not')).toBe('a limiter state');
+  });
+});
+
+describe('the batch script past its deadline', () => {
+  it('answers -1 for every check and writes nothing', async () => {
+    const source = committedScript('check-fixed-window-batch.lua');
+    const prefix = uniquePrefix('batch-expired');
+    const keys = [`${prefix}{a}:x`, `${prefix}{b}:x`];
+    const [seconds] = await client.time();
+    const past = String(Number(seconds) * 1000 - 1_000);
+    const answers = await client.eval(source, keys.length, ...keys, '3', '60000', '1', past);
+    expect((answers as number[]).slice(1)).toEqual([-1, -1]);
+    expect(await client.exists(...keys)).toBe(0);
+    // Before its deadline, the same call decides both.
+    const future = String(Number(seconds) * 1000 + 60_000);
+    const decided = await client.eval(source, keys.length, ...keys, '3', '60000', '1', future);
+    expect((decided as number[]).filter((_, i) => i > 0 && (i - 1) % 3 === 0)).toEqual([1, 1]);
+    expect(await client.exists(...keys)).toBe(2);
+  });
+});
+
+describe('the batch scripts during a rolling deploy', () => {
+  const PREVIOUS_SETTLE = readFileSync(
+    new URL('./fixtures/settle-script-before-single-checks.lua', import.meta.url),
+    'utf8',
+  );
+  const CODES = { 'token-bucket': [1, 2], 'fixed-window': [2, 2], 'sliding-window': [3, 3] } as const;
+
+  it.each(ALGORITHMS)(
+    "%s: the previous release's script and the batch script take turns on the same keys, and admit the limit",
+    async (algorithm) => {
+      const nowMs = 1_767_225_600_000;
+      const prefix = uniquePrefix('batch-rolling');
+      const limit = 10;
+      const limiter = createLimiter({
+        store: new RedisStore({ client, prefix, clock: () => nowMs }),
+        policies: { limit, window: '1m', algorithm },
+      });
+      const [code, fields] = CODES[algorithm];
+      const resolved = limiter.policies[0] as (typeof limiter.policies)[number];
+      const { windowMs, capacityUnits } = resolved;
+      const previousConsume = async (key: string) => {
+        const args = [
+          1,
+          1,
+          code,
+          fields,
+          limit,
+          windowMs,
+          capacityUnits,
+          0,
+          0,
+          0,
+          1,
+          1,
+          nowMs,
+          '',
+          1,
+          'consume',
+        ];
+        const answer = (await client.eval(PREVIOUS_SETTLE, 1, key, ...args.map(String))) as number[];
+        return answer[1] === 1;
+      };
+      await Promise.all(OWNERS.map((owner) => limiter.consume(owner))); // the batch script writes them
+      const keys = await Promise.all(
+        OWNERS.map(async (owner) => (await client.keys(`${prefix}*${owner}}*`))[0] as string),
+      );
+      let admitted = OWNERS.length;
+      for (let turn = 0; turn < 6; turn++) {
+        for (const key of keys) if (await previousConsume(key)) admitted++;
+        const batch = await Promise.all(OWNERS.map((owner) => limiter.consume(owner)));
+        admitted += batch.filter((d) => d.allowed).length;
+      }
+      expect(admitted).toBe(limit * OWNERS.length);
+    },
+  );
+});

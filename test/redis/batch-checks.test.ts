@@ -1,7 +1,8 @@
 /**
  * Checks alike but for their key, as a process under load sends them, go to Redis as one call of the
- * algorithm's batch script: each is decided as the MemoryStore decides it, a key Redis refuses fails
- * alone, a batch run past its deadline changes nothing, and the previous release reads what it writes.
+ * algorithm's batch script (each on a key of its own, or all on one key): each is decided as the
+ * MemoryStore decides it, a key Redis refuses fails only its own checks, a batch run past its deadline
+ * changes nothing, and the previous release reads what it writes.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -101,8 +102,9 @@ describe.each(ALGORITHMS)('a batch of %s checks alike but for their key', (algor
     const first = await both((limiter) => wave(limiter));
     const after = await scriptCalls();
     expect(await batchScriptRan(algorithm)).toBe(true);
-    // The first check is written alone, the five that came while it was on its way together.
-    expect(after.evalsha + after.eval - before.evalsha - before.eval).toBe(2);
+    // The six, started in one turn of the event loop, go as one call: EVALSHA, then (the script being
+    // new to this Redis) EVAL.
+    expect([after.evalsha - before.evalsha, after.eval - before.eval]).toEqual([1, 1]);
     expect(first.map((d) => d.allowed)).toEqual([false, true, true, true, true, true]);
 
     nowMs += 20_000; // a third of the window: the token bucket has refilled one token
@@ -152,6 +154,117 @@ describe.each(ALGORITHMS)('a batch of %s checks alike but for their key', (algor
     ]);
     expect(await client.hget(key as string, 'not')).toBe('a limiter state');
   });
+});
+
+describe.each(ALGORITHMS)('a batch of %s checks all on one key', (algorithm) => {
+  const policy: Policy = { limit: 3, window: '1m', algorithm };
+
+  /** Whether Redis has run (and so holds) the one-key batch script of `algorithm`. */
+  async function hotScriptRan(): Promise<boolean> {
+    const sha = createHash('sha1')
+      .update(committedScript(`check-${algorithm}-hot.lua`))
+      .digest('hex');
+    const [exists] = (await client.script('EXISTS', sha)) as number[];
+    return exists === 1;
+  }
+
+  it('reads and writes the key once, and each check is decided as the MemoryStore decides it', async () => {
+    let nowMs = 1_767_225_600_000;
+    const clock = () => nowMs;
+    const redis = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('hot'), clock }),
+      policies: policy,
+    });
+    const memory = createLimiter({ store: new MemoryStore({ clock }), policies: policy });
+    const both = async (run: (limiter: Limiter) => Promise<Decision[]>) => {
+      const [fromRedis, fromMemory] = [await run(redis), await run(memory)];
+      expect(fromRedis.map(outcome)).toEqual(fromMemory.map(outcome));
+      return fromRedis;
+    };
+    const wave = (limiter: Limiter, cost = 1) =>
+      Promise.all(Array.from({ length: 6 }, () => limiter.consume('hot', { cost })));
+
+    await both(async (limiter) => [await limiter.consume('hot')]);
+    const before = await commandCounts(server.port);
+    expect(await hotScriptRan()).toBe(false);
+    const first = await both((limiter) => wave(limiter));
+    const after = await commandCounts(server.port);
+    expect(await hotScriptRan()).toBe(true);
+    // The six go as one call (EVALSHA, then EVAL: the script is new to this Redis), which reads the key
+    // once and writes it once.
+    const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
+    expect(['evalsha', 'eval', 'get', 'set'].map(delta)).toEqual([1, 1, 1, 1]);
+    expect(first.map((d) => d.allowed)).toEqual([true, true, false, false, false, false]);
+
+    nowMs += 20_000; // a third of the window: the token bucket has refilled one token
+    await both((limiter) => wave(limiter));
+    nowMs += 60_000;
+    await both((limiter) => wave(limiter, 2));
+    nowMs += 120_000;
+    await both((limiter) => wave(limiter, 3));
+  });
+
+  it("on the server's clock: 40 checks at once on one key admit its limit and no more", async () => {
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('hot-server-clock') }),
+      policies: policy,
+    });
+    let admitted = 0;
+    for (let round = 0; round < 5; round++) {
+      const decisions = await Promise.all(Array.from({ length: 40 }, () => limiter.consume('hot')));
+      expect(decisions.every((d) => !d.degraded)).toBe(true);
+      admitted += decisions.filter((d) => d.allowed).length;
+    }
+    expect(admitted).toBe(3);
+  });
+
+  it('a key Redis refuses to read fails every check of the batch, and changes nothing', async () => {
+    const prefix = uniquePrefix('hot-refused');
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix, logger: { warn: () => {}, error: () => {} } }),
+      policies: policy,
+      onStoreError: 'throw',
+    });
+    await limiter.consume('hot');
+    const [key] = await client.keys(`${prefix}*hot}*`);
+    expect(key).toBeDefined();
+    await client.del(key as string);
+    await client.hset(key as string, 'not', 'a limiter state');
+    const settled = await Promise.allSettled(Array.from({ length: 6 }, () => limiter.consume('hot')));
+    expect(settled.map((s) => (s.status === 'rejected' ? s.reason.code : s.value.allowed))).toEqual(
+      Array(6).fill('TOLLGATE_STORE_REFUSED'),
+    );
+    expect(await client.hget(key as string, 'not')).toBe('a limiter state');
+  });
+});
+
+describe('a batch Redis refuses to write (maxmemory reached)', () => {
+  it.each(['distinct keys', 'one key'])(
+    'on %s: every check that would write answers the refusal, and nothing is written',
+    async (shape) => {
+      const prefix = uniquePrefix('batch-oom');
+      const limiter = createLimiter({
+        store: new RedisStore({ client, prefix, logger: { warn: () => {}, error: () => {} } }),
+        policies: { limit: 3, window: '1m' },
+        onStoreError: 'throw',
+      });
+      const owners = shape === 'one key' ? Array(6).fill('hot') : OWNERS;
+      await Promise.all([...new Set(owners)].map((owner) => limiter.consume(owner)));
+      const stored = await client.keys(`${prefix}*`);
+      const before = await Promise.all(stored.map((key) => client.get(key)));
+      await client.config('SET', 'maxmemory', '1');
+      try {
+        const settled = await Promise.allSettled(owners.map((owner) => limiter.consume(owner)));
+        // One call: on one key its one write fails, on distinct keys each key's.
+        expect(settled.map((s) => (s.status === 'rejected' ? s.reason.code : s.value.allowed))).toEqual(
+          Array(6).fill('TOLLGATE_STORE_REFUSED'),
+        );
+      } finally {
+        await client.config('SET', 'maxmemory', '0');
+      }
+      expect(await Promise.all(stored.map((key) => client.get(key)))).toEqual(before);
+    },
+  );
 });
 
 describe('the batch script past its deadline', () => {

@@ -10,7 +10,7 @@ import { TollgateError } from '../../support/tollgate-error.js';
 import type { LuaScript } from './redis-client.js';
 import {
   answerLength,
-  batchCheckScript,
+  batchCheckCall,
   firstAnswerAt,
   isSingleCheck,
   nowOfShape,
@@ -186,14 +186,12 @@ export class ScriptBatcher {
       return { script: singleCheckScript(check), keys: [check.key], args, shapes: 1, single: check };
     }
     const checks = batch.map((queued) => queued.check);
-    const alike = batchCheckScript(checks);
+    const first = checks[0] as ScriptCheck;
+    // Checks alike but for their key, as a process under load sends them: the policy and the shape once.
+    const alike = batchCheckCall(checks, deadlineArg(sentAtMs, first.timeoutMs));
     if (alike !== undefined) {
-      // Checks alike but for their key, as a process under load sends them: the policy and the shape
-      // once, a key per check.
-      const first = checks[0] as ScriptCheck;
       for (const queued of batch) queued.shape = 1;
-      const args = singleCheckArgs(first, deadlineArg(sentAtMs, first.timeoutMs));
-      return { script: alike, keys: checks.map((check) => check.key), args, shapes: 1 };
+      return { ...alike, shapes: 1 };
     }
     const call = new ScriptCall(
       (check) => this.#argsOf(check),

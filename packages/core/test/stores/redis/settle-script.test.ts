@@ -12,6 +12,7 @@ import {
 import { RESERVATION_SCRIPT } from '../../../src/stores/redis/script/reservation-wire.js';
 import {
   BATCH_CHECK_SCRIPTS,
+  HOT_KEY_CHECK_SCRIPTS,
   LEASE_SCRIPT,
   OVERRIDABLE_CHECK_SCRIPTS,
   OVERRIDE_SCRIPT,
@@ -62,6 +63,9 @@ describe('the .lua files of the scripts Redis runs', () => {
       ),
       ...Object.fromEntries(
         Object.entries(BATCH_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-batch.lua`, script]),
+      ),
+      ...Object.fromEntries(
+        Object.entries(HOT_KEY_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-hot.lua`, script]),
       ),
     };
     expect(Object.keys(sent).sort()).toEqual(Object.keys(files).sort());
@@ -117,6 +121,17 @@ describe('the batch scripts Redis runs', () => {
       'token-bucket': '55cb56f00c85ff10e9a6202af5cb00de785d2bb1',
       'fixed-window': 'aabe4131bf7def01f989a3ab7d2f5c83e9d14991',
       'sliding-window': 'fb4a2381d203017d6d9624266018e996b41bfdff',
+    });
+  });
+});
+
+describe('the batch scripts for one key Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    const shas = Object.entries(HOT_KEY_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
+    expect(Object.fromEntries(shas)).toEqual({
+      'token-bucket': '86809d7d17cb52dca960429824cb9272aa1a8bc8',
+      'fixed-window': '6da451e3221dd9fde63263edd9b6e0f03bd20a1e',
+      'sliding-window': 'dc087b8d587f3394144891eb257c50c75918d016',
     });
   });
 });

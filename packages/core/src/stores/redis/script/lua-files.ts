@@ -7,7 +7,7 @@
  */
 import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
 import { ALGORITHMS } from '../../../algorithms/registry.js';
-import { batchCheckLua } from './batch-check.js';
+import { batchCheckLua, hotKeyCheckLua } from './batch-check.js';
 import { settleScriptLua } from './generate.js';
 import { indentLua } from './lua-indent.js';
 import { OVERRIDE_LUA_TEMPLATE } from './override-script.js';
@@ -31,6 +31,7 @@ export function luaFiles(): Record<string, string> {
     files[`check-${algorithm.name}.lua`] = asFile(singleCheckLua(algorithm));
     files[`check-${algorithm.name}-overridable.lua`] = asFile(singleCheckLua(algorithm, true));
     files[`check-${algorithm.name}-batch.lua`] = asFile(batchCheckLua(algorithm));
+    files[`check-${algorithm.name}-hot.lua`] = asFile(hotKeyCheckLua(algorithm));
   }
   files['check-policies.lua'] = asFile(policiesCheckLua());
   files['override.lua'] = asFile(OVERRIDE_LUA_TEMPLATE);
@@ -80,6 +81,14 @@ ${byAlgorithm('-overridable')}
  */
 export const BATCH_CHECK_LUA = {
 ${byAlgorithm('-batch')}
+} as const;
+
+/**
+ * The batch scripts for one key (\`lua/check-<algorithm>-hot.lua\`), by algorithm: the same, for a batch
+ * of checks all on one key, read once and written once.
+ */
+export const HOT_KEY_CHECK_LUA = {
+${byAlgorithm('-hot')}
 } as const;
 
 /** The single-check script of a set of several policies (\`lua/check-policies.lua\`). */

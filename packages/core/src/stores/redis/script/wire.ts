@@ -60,6 +60,7 @@ import type { BucketMode, BucketResult, OverrideResult } from '../../../model/st
 import type { LuaScript } from '../redis-client.js';
 import {
   BATCH_CHECK_LUA,
+  HOT_KEY_CHECK_LUA,
   OVERRIDABLE_CHECK_LUA,
   OVERRIDE_LUA,
   POLICIES_CHECK_LUA,
@@ -86,13 +87,19 @@ export const OVERRIDABLE_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript
   'sliding-window': luaScript(OVERRIDABLE_CHECK_LUA['sliding-window']),
 };
 /**
- * The scripts that settle a batch of simple checks of one policy alike but for their key (see
- * {@link batchCheckScript}), by algorithm, answering as the settle script does with one shape.
+ * The scripts that settle a batch of simple checks of one policy alike but for their key, each key once
+ * (see {@link batchCheckCall}), by algorithm, answering as the settle script does with one shape.
  */
 export const BATCH_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
   'token-bucket': luaScript(BATCH_CHECK_LUA['token-bucket']),
   'fixed-window': luaScript(BATCH_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(BATCH_CHECK_LUA['sliding-window']),
+};
+/** The same for a batch whose checks are all on one key (see {@link batchCheckCall}). */
+export const HOT_KEY_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
+  'token-bucket': luaScript(HOT_KEY_CHECK_LUA['token-bucket']),
+  'fixed-window': luaScript(HOT_KEY_CHECK_LUA['fixed-window']),
+  'sliding-window': luaScript(HOT_KEY_CHECK_LUA['sliding-window']),
 };
 /** The script that settles a call of one simple check of several policies. */
 export const POLICIES_CHECK_SCRIPT = luaScript(POLICIES_CHECK_LUA);
@@ -250,17 +257,20 @@ export function singleCheckScript({ policies, overrides }: ScriptCheck): LuaScri
 }
 
 /**
- * The batch script for `checks`, when there is one: two or more consumes of one policy with no ban,
- * penalty or override, of one limiter, alike in cost, clock and timeout (so in deadline, being written
- * together), each on a key of its own. Its arguments are the first check's {@link singleCheckArgs}; its
- * keys, the checks'.
+ * The call of a batch script for `checks`, when there is one: two or more consumes of one policy with no
+ * ban, penalty or override, of one limiter, alike in cost, clock and timeout (so in deadline, being
+ * written together), either each on a key of its own or all on one key. Its arguments are the first
+ * check's {@link singleCheckArgs} (after the number of checks, for one key).
  */
-export function batchCheckScript(checks: readonly ScriptCheck[]): LuaScript | undefined {
+export function batchCheckCall(
+  checks: readonly ScriptCheck[],
+  deadlineArg: string,
+): { script: LuaScript; keys: string[]; args: string[] } | undefined {
   const first = checks[0];
   if (checks.length < 2 || first === undefined) return undefined;
-  const { policies, cost, nowArg, timeoutMs } = first;
+  const { policies, cost, nowArg, timeoutMs, key } = first;
   if (policies.length !== 1 || first.overrides || !isSingleCheck(first)) return undefined;
-  const keys = new Set<string>();
+  let oneKey = true;
   for (const check of checks) {
     if (
       check.policies !== policies ||
@@ -268,14 +278,20 @@ export function batchCheckScript(checks: readonly ScriptCheck[]): LuaScript | un
       check.nowArg !== nowArg ||
       check.timeoutMs !== timeoutMs ||
       check.overrides ||
-      !isSingleCheck(check) ||
-      keys.has(check.key)
+      !isSingleCheck(check)
     ) {
       return undefined;
     }
-    keys.add(check.key);
+    if (check.key !== key) oneKey = false;
   }
-  return BATCH_CHECK_SCRIPTS[(policies[0] as ResolvedPolicy).algorithm];
+  const { algorithm } = policies[0] as ResolvedPolicy;
+  const args = singleCheckArgs(first, deadlineArg);
+  if (oneKey) {
+    return { script: HOT_KEY_CHECK_SCRIPTS[algorithm], keys: [key], args: [String(checks.length), ...args] };
+  }
+  const keys = checks.map((check) => check.key);
+  if (new Set(keys).size !== keys.length) return undefined;
+  return { script: BATCH_CHECK_SCRIPTS[algorithm], keys, args };
 }
 
 /** The single-check scripts' policy arguments, made once per set of policies. */

@@ -31,7 +31,20 @@ const POLICY_SETS: Record<string, Policy | Policy[]> = {
     { limit: 10, window: '1s', burst: 15, name: 'second' },
     { limit: 40, window: '10s', burst: 10, name: 'tens' },
   ],
-  'two policies': [
+  // Limits that each bind now and then, at the rate the operations below come.
+  'a token bucket and a fixed window': [
+    { limit: 2, window: '1s', burst: 5, name: 'second' },
+    { limit: 6, window: '10s', name: 'tens', algorithm: 'fixed-window' },
+  ],
+  'a fixed window and a sliding window': [
+    { limit: 3, window: '2s', name: 'two', algorithm: 'fixed-window' },
+    { limit: 8, window: '5s', name: 'five', algorithm: 'sliding-window' },
+  ],
+  'a sliding window and a fixed window': [
+    { limit: 4, window: '1s', name: 'second', algorithm: 'sliding-window' },
+    { limit: 6, window: '10s', name: 'tens', algorithm: 'fixed-window' },
+  ],
+  'three policies': [
     { limit: 10, window: '1s', name: 'second' },
     { limit: 30, window: '10s', name: 'tens', algorithm: 'fixed-window' },
     { limit: 40, window: '5s', name: 'sliding', algorithm: 'sliding-window' },

@@ -67,3 +67,52 @@ describe.each(Object.keys(CODES) as (keyof typeof CODES)[])('%s during a rolling
     expect((await limiter.consume('client')).allowed).toBe(false);
   });
 });
+
+const PREVIOUS_POLICIES_CHECK = readFileSync(
+  new URL('./fixtures/check-policies-before-pairs.lua', import.meta.url),
+  'utf8',
+);
+
+const ALGORITHMS = Object.keys(CODES) as (keyof typeof CODES)[];
+const PAIRS = ALGORITHMS.flatMap((first) => ALGORITHMS.map((second) => [first, second] as const));
+
+describe.each(PAIRS)('two policies (%s, then %s) during a rolling deploy', (first, second) => {
+  it("the previous release's script of several policies and this release's script of two take turns on one key, and admit the limit", async () => {
+    let nowMs = 1_767_225_600_000;
+    const prefix = uniquePrefix('rolling-pair');
+    const store = new RedisStore({ client: redis, prefix, clock: () => nowMs });
+    const limiter = createLimiter({
+      store,
+      policies: [
+        { limit: 6, window: '1m', algorithm: first },
+        { limit: 4, window: '1h', algorithm: second },
+      ],
+    });
+    /** A consume as the previous release sends it, to its script of several policies. */
+    const previousConsume = async (key: string) => {
+      const args: (string | number)[] = [2];
+      for (const { algorithm, limit, windowMs, capacityUnits } of limiter.policies) {
+        args.push(CODES[algorithm][0], limit, windowMs);
+        if (algorithm === 'token-bucket') args.push(capacityUnits);
+      }
+      args.push(1, '', nowMs);
+      const answer = await redis.eval(PREVIOUS_POLICIES_CHECK, 1, key, ...args.map(String));
+      // Applied and written in whole numbers, it answers as text; otherwise { now, applied, … }.
+      return typeof answer === 'string' || (answer as number[])[1] === 1;
+    };
+
+    expect((await limiter.consume('client')).allowed).toBe(true); // this release's script of two
+    const [key] = await redis.keys(`${prefix}*`);
+    expect(key).toBeDefined();
+    expect(await previousConsume(key as string)).toBe(true);
+    nowMs += 1_000;
+    expect((await limiter.consume('client')).decidedBy.remaining).toBe(1);
+    expect(await previousConsume(key as string)).toBe(true);
+    // The hourly policy is spent: neither release admits more, a minute on either.
+    expect(await previousConsume(key as string)).toBe(false);
+    expect((await limiter.consume('client')).allowed).toBe(false);
+    nowMs += 61_000;
+    expect((await limiter.consume('client')).allowed).toBe(false);
+    expect(await previousConsume(key as string)).toBe(false);
+  });
+});

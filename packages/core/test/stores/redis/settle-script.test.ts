@@ -17,6 +17,7 @@ import {
   OVERRIDABLE_CHECK_SCRIPTS,
   OVERRIDE_SCRIPT,
   POLICIES_CHECK_SCRIPT,
+  POLICY_PAIR_CHECK_SCRIPTS,
   SETTLE_SCRIPT,
   SINGLE_CHECK_SCRIPTS,
 } from '../../../src/stores/redis/script/wire.js';
@@ -66,6 +67,11 @@ describe('the .lua files of the scripts Redis runs', () => {
       ),
       ...Object.fromEntries(
         Object.entries(HOT_KEY_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-hot.lua`, script]),
+      ),
+      ...Object.fromEntries(
+        Object.entries(POLICY_PAIR_CHECK_SCRIPTS).flatMap(([first, scripts]) =>
+          Object.entries(scripts).map(([second, script]) => [`check-${first}-and-${second}.lua`, script]),
+        ),
       ),
     };
     expect(Object.keys(sent).sort()).toEqual(Object.keys(files).sort());
@@ -132,6 +138,25 @@ describe('the batch scripts for one key Redis runs', () => {
       'token-bucket': '86809d7d17cb52dca960429824cb9272aa1a8bc8',
       'fixed-window': '6da451e3221dd9fde63263edd9b6e0f03bd20a1e',
       'sliding-window': 'dc087b8d587f3394144891eb257c50c75918d016',
+    });
+  });
+});
+
+describe('the single-check scripts of two policies Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    const shas = Object.entries(POLICY_PAIR_CHECK_SCRIPTS).flatMap(([first, scripts]) =>
+      Object.entries(scripts).map(([second, { sha1 }]) => [`${first} ${second}`, sha1]),
+    );
+    expect(Object.fromEntries(shas)).toEqual({
+      'token-bucket token-bucket': '1b75fc7a135d142f4ba95bce90a8df6b43518e07',
+      'token-bucket fixed-window': '539611c8b188b248e70855d3aafd58d3c5822cff',
+      'token-bucket sliding-window': '0c8a5aced29088a99aa003bfdd30df96af29cd89',
+      'fixed-window token-bucket': '066be9bb8899e6e9902f1fe9356e69530c42bac8',
+      'fixed-window fixed-window': '67c64d628bfeab0f5723e453d8261d3b67a4206b',
+      'fixed-window sliding-window': '4a99ae9fea3636767a7048282d8cec7a61a7ce70',
+      'sliding-window token-bucket': '01ad05958d63d0ab280d3aa3d2b9652f395e97f6',
+      'sliding-window fixed-window': '01f35f134ed5305e45ad7248e593c045d465bfcd',
+      'sliding-window sliding-window': 'f07ea9453a14bd89a15bbf027bcfcacd0ba007d2',
     });
   });
 });

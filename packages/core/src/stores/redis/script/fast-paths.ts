@@ -141,8 +141,11 @@ export function fieldList(count: number, each: (k: number) => string, separator 
   return Array.from({ length: count }, (_, k) => each(k + 1)).join(separator);
 }
 
-/** An algorithm's Lua body with its state's fields as locals: `st[o + k]` is `f<k + 1>`. */
-export function inFieldLocals(body: string, fields: number): string {
+/**
+ * An algorithm's Lua body with its state's fields as locals: `st[o + k]` is `f<k + 1>` (or, named by
+ * another `prefix`, `<prefix><k + 1>`).
+ */
+export function inFieldLocals(body: string, fields: number, prefix = 'f'): string {
   const inlined = body.replace(/st\[o(?: \+ (\d+))?\]/g, (field, k: string | undefined) => {
     const index = Number(k ?? 0);
     if (index >= fields)
@@ -150,7 +153,7 @@ export function inFieldLocals(body: string, fields: number): string {
         'TOLLGATE_INTERNAL',
         `an algorithm's Lua reads ${field} of its ${fields} fields`,
       );
-    return `f${index + 1}`;
+    return `${prefix}${index + 1}`;
   });
   if (/\bst\b|\breturn\b/.test(inlined)) {
     throw new TollgateError(

@@ -61,7 +61,7 @@ export function indented(body: string, spaces: number): string {
  * check past its deadline answers -1, and `raw` is the key's state as read (a key Redis refuses to read
  * answers -2).
  */
-function prelude(
+export function prelude(
   policy: string,
   argument: (k: number) => string,
   textAnswer: boolean,
@@ -104,6 +104,7 @@ const LIBRARY = [
   ['ceil', 'math.ceil'],
   ['find', 'string.find'],
   ['sub', 'string.sub'],
+  ['match', 'string.match'],
   ['format', 'string.format'],
 ] as const;
 
@@ -121,7 +122,7 @@ export function withLibrary(header: string, lua: string): string {
  * The arguments of a policy of `algorithm` in the script of several policies, after its code: the
  * limit and window, and the capacity for an algorithm that reads it.
  */
-function policyNamesOf(algorithm: Algorithm): string[] {
+export function policyNamesOf(algorithm: Algorithm): string[] {
   return readsCapacity(algorithm) ? ['limit', 'window', 'capacity'] : ['limit', 'window'];
 }
 
@@ -237,7 +238,7 @@ function overridableWrite(whole: string, digits: string, locals: string, anyNumb
  * reply at a cost several times a string's, and a number into text at the cost of a call to sprintf:
  * the text written is answered, with the time as Redis gave it.
  */
-function textAnswerWrite(
+export function textAnswerWrite(
   whole: string,
   digits: string,
   locals: string,

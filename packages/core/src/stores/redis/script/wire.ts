@@ -64,6 +64,7 @@ import {
   OVERRIDABLE_CHECK_LUA,
   OVERRIDE_LUA,
   POLICIES_CHECK_LUA,
+  POLICY_PAIR_CHECK_LUA,
   SETTLE_LUA,
   SINGLE_CHECK_LUA,
 } from './scripts.generated.js';
@@ -101,7 +102,19 @@ export const HOT_KEY_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> =
   'fixed-window': luaScript(HOT_KEY_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(HOT_KEY_CHECK_LUA['sliding-window']),
 };
-/** The script that settles a call of one simple check of several policies. */
+/**
+ * The scripts that settle a call of one simple check of two policies, by the first policy's algorithm,
+ * then the second's, answering as {@link POLICIES_CHECK_SCRIPT} does.
+ */
+export const POLICY_PAIR_CHECK_SCRIPTS: Readonly<
+  Record<AlgorithmName, Readonly<Record<AlgorithmName, LuaScript>>>
+> = Object.fromEntries(
+  Object.entries(POLICY_PAIR_CHECK_LUA).map(([first, seconds]) => [
+    first,
+    Object.fromEntries(Object.entries(seconds).map(([second, lua]) => [second, luaScript(lua)])),
+  ]),
+) as Record<AlgorithmName, Record<AlgorithmName, LuaScript>>;
+/** The script that settles a call of one simple check of three policies or more. */
 export const POLICIES_CHECK_SCRIPT = luaScript(POLICIES_CHECK_LUA);
 /** The script that takes or ends a lease. */
 export const LEASE_SCRIPT = luaScript(CONCURRENCY_LUA);
@@ -248,10 +261,14 @@ export function isSingleCheck({ policies, ban, overrides, mode }: ScriptCheck): 
 
 /**
  * The single-check script of `check` (see {@link isSingleCheck}): its algorithm's (reading overrides or
- * not), or the one for several policies.
+ * not), its pair of algorithms', or the one for several policies.
  */
 export function singleCheckScript({ policies, overrides }: ScriptCheck): LuaScript {
-  if (policies.length > 1) return POLICIES_CHECK_SCRIPT;
+  if (policies.length === 2) {
+    const [first, second] = policies as readonly [ResolvedPolicy, ResolvedPolicy];
+    return POLICY_PAIR_CHECK_SCRIPTS[first.algorithm][second.algorithm];
+  }
+  if (policies.length > 2) return POLICIES_CHECK_SCRIPT;
   const { algorithm } = policies[0] as ResolvedPolicy;
   return overrides ? OVERRIDABLE_CHECK_SCRIPTS[algorithm] : SINGLE_CHECK_SCRIPTS[algorithm];
 }
@@ -299,7 +316,8 @@ const singlePolicyArgs = new WeakMap<readonly ResolvedPolicy[], readonly string[
 
 /**
  * A single-check script's ARGV for `check` (see {@link isSingleCheck}): for one policy its limit and
- * windowMs (and capacityUnits, for an algorithm that reads it), for several {@link policiesCheckArgs};
+ * windowMs (and capacityUnits, for an algorithm that reads it), for two the same per policy, for more
+ * {@link policiesCheckArgs};
  * then the cost, the deadline, and now unless it is the server's. A script that reads
  * the cost only in units (`readsCostInUnits`) is sent no windowMs, and the cost times windowMs.
  */
@@ -310,7 +328,12 @@ export function singleCheckArgs(check: ScriptCheck, deadlineArg: string): string
   const cache = units ? singleUnitsPolicyArgs : singlePolicyArgs;
   let policyArgs = cache.get(policies);
   if (policyArgs === undefined) {
-    policyArgs = policies.length === 1 ? onePolicyArgs(policy, units) : policiesCheckArgs(policies);
+    policyArgs =
+      policies.length === 1
+        ? onePolicyArgs(policy, units)
+        : policies.length === 2
+          ? policies.flatMap((each) => onePolicyArgs(each, false))
+          : policiesCheckArgs(policies);
     cache.set(policies, policyArgs);
   }
   const args = [...policyArgs, String(units ? check.cost * policy.windowMs : check.cost), deadlineArg];

@@ -16,7 +16,15 @@
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
 import { fieldList, inFieldLocals } from './fast-paths.js';
-import { indented, policyNamesOf, prelude, SAFE, textAnswerWrite, withLibrary } from './single-check.js';
+import {
+  indented,
+  policyNamesOf,
+  prelude,
+  SAFE,
+  textAnswerWrite,
+  withLibrary,
+  writtenAndAnswered,
+} from './single-check.js';
 
 /** One of the pair: its algorithm, its steps, and the names of its numbers and fields in the script. */
 interface PairMember {
@@ -30,6 +38,7 @@ interface PairMember {
   readonly step: (body: string, spaces: number) => string;
 }
 
+/** The policy at `position` (1 or 2) of the pair, of `algorithm`. */
 function member(algorithm: Algorithm, position: 1 | 2): PairMember {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
   const prefix = position === 1 ? 'f' : 'g';
@@ -51,6 +60,16 @@ function member(algorithm: Algorithm, position: 1 | 2): PairMember {
     fields: Array.from({ length: algorithm.fields }, (_, k) => `${prefix}${k + 1}`),
     step: (body, spaces) => indented(own(inFieldLocals(body, algorithm.fields, prefix)), spaces),
   };
+}
+
+/** One policy's charge, in a block of its own: its cost applied, and `quiet` kept at its idle time or more. */
+function applied(apply: string, idle: string): string {
+  return `  do
+    ${apply}
+    local idle = ${idle}
+    if idle > quiet then quiet = idle end
+  end
+`;
 }
 
 /** The file a pair's script is committed as, in `lua/`. */
@@ -94,39 +113,11 @@ if raw then
   ${locals} = match(raw, '^${capture}')
   ${locals} = ${fields.map((f) => `${f} + 0`).join(', ')}
 end
-do
-  ${one.step(one.lua.current, 2)}
-end
-do
-  ${two.step(two.lua.current, 2)}
-end
-local applied = 0
+${pair.map(({ step, lua }) => `do\n  ${step(lua.current, 2)}\nend\n`).join('')}local applied = 0
 if (${one.step(one.lua.fits, 4)})
   and (${two.step(two.lua.fits, 4)}) then
   applied = 1
   local quiet, written = 0, nil
-  do
-    ${one.step(one.lua.apply, 4)}
-    local idle = ${one.step(one.lua.idle, 4)}
-    if idle > quiet then quiet = idle end
-  end
-  do
-    ${two.step(two.lua.apply, 4)}
-    local idle = ${two.step(two.lua.idle, 4)}
-    if idle > quiet then quiet = idle end
-  end
-  if quiet > 0 then
-${textAnswerWrite(whole, fields.map(() => '%d').join(':'), locals, anyNumber, undefined)}  elseif raw then
-    written = redis.pcall('DEL', key)
-  end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
-end
--- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
-if ${whole} then
-  return { now, applied, ${locals} }
-end
-return { now, applied,
-${fields.map((f) => `${SAFE(f)} and ${f} or format('%.17g', ${f})`).join(',\n')} }
-`,
+${pair.map(({ step, lua }) => applied(step(lua.apply, 4), step(lua.idle, 4))).join('')}${writtenAndAnswered(textAnswerWrite(whole, fields.map(() => '%d').join(':'), locals, anyNumber, undefined), fields)}`,
   );
 }

@@ -198,20 +198,37 @@ if ${inline(lua.fits)} then
   ${inline(lua.apply)}
   local quiet, written = ${inline(lua.idle)}, nil
   if quiet < 0 then quiet = 0 end
-${overridable ? ownIdle(capacity, inline(lua.idle, 4)) : ''}  if quiet > 0 then
-${overridable ? overridableWrite(whole, digits, locals, anyNumber) : textAnswerWrite(whole, digits, locals, anyNumber, lua.nowField)}  elseif raw then
+${overridable ? ownIdle(capacity, inline(lua.idle, 4)) : ''}${writtenAndAnswered(
+  overridable
+    ? overridableWrite(whole, digits, locals, anyNumber)
+    : textAnswerWrite(whole, digits, locals, anyNumber, lua.nowField),
+  Array.from({ length: fields }, (_, k) => f(k + 1)),
+  overridable ? 'override' : undefined,
+)}`,
+  );
+}
+
+/**
+ * How a single-check script ends once its `quiet` is known: the state kept for `quiet` ms by `write`
+ * (Lua that sets `written`, or answers as text), or deleted; then, unless answered as text, `{ now,
+ * applied, fields }` and `extra` (a last Lua value, if any).
+ */
+export function writtenAndAnswered(write: string, fields: readonly string[], extra?: string): string {
+  const whole = fields.map((f) => `(${SAFE(f)})`).join('\nand ');
+  const reply = fields.map((f) => `${SAFE(f)} and ${f} or format('%.17g', ${f})`).join(',\n');
+  return `  if quiet > 0 then
+${write}  elseif raw then
     written = redis.pcall('DEL', key)
   end
   if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if ${whole} then
-  return { now, applied, ${locals}${overridable ? ', override' : ''} }
+  return { now, applied, ${fields.join(', ')}${extra === undefined ? '' : `, ${extra}`} }
 end
 return { now, applied,
-${fieldList(fields, (k) => `${SAFE(f(k))} and ${f(k)} or format('%.17g', ${f(k)})`, ',\n')}${overridable ? ',\noverride' : ''} }
-`,
-  );
+${reply}${extra === undefined ? '' : `,\n${extra}`} }
+`;
 }
 
 /** The header's line on the answer as text (see {@link textAnswerWrite}). */

@@ -34,6 +34,33 @@ afterAll(async () => {
 });
 
 const ALGORITHMS: readonly AlgorithmName[] = ['token-bucket', 'fixed-window', 'sliding-window'];
+
+/**
+ * What the batch tests run on: one policy of each algorithm, and pairs that put each algorithm first and
+ * second; each by its scripts' file names (`<stem>-batch.lua`, `<stem>-hot.lua`). The first policy allows
+ * 3 a minute.
+ */
+const CASES: readonly { name: string; stem: string; policies: Policy | Policy[] }[] = [
+  ...ALGORITHMS.map((algorithm) => ({
+    name: algorithm,
+    stem: `check-${algorithm}`,
+    policies: { limit: 3, window: '1m', algorithm },
+  })),
+  ...(
+    [
+      ['token-bucket', 'fixed-window'],
+      ['fixed-window', 'sliding-window'],
+      ['sliding-window', 'token-bucket'],
+    ] as const
+  ).map(([first, second]) => ({
+    name: `${first} and ${second}`,
+    stem: `check-${first}-and-${second}`,
+    policies: [
+      { limit: 3, window: '1m', algorithm: first, name: 'minute' },
+      { limit: 5, window: '1h', algorithm: second, name: 'hour' },
+    ],
+  })),
+];
 const OWNERS = ['a', 'b', 'c', 'd', 'e', 'f'];
 
 /** What a decision says, as both stores must say it. */
@@ -57,10 +84,10 @@ function committedScript(file: string): string {
   );
 }
 
-/** Whether Redis has run (and so holds) the batch script of `algorithm`. */
-async function batchScriptRan(algorithm: AlgorithmName): Promise<boolean> {
+/** Whether Redis has run (and so holds) the batch script `<stem>-batch.lua`. */
+async function batchScriptRan(stem: string): Promise<boolean> {
   const sha = createHash('sha1')
-    .update(committedScript(`check-${algorithm}-batch.lua`))
+    .update(committedScript(`${stem}-batch.lua`))
     .digest('hex');
   const [exists] = (await client.script('EXISTS', sha)) as number[];
   return exists === 1;
@@ -72,9 +99,7 @@ async function scriptCalls(): Promise<{ evalsha: number; eval: number }> {
   return { evalsha: counts.evalsha ?? 0, eval: counts.eval ?? 0 };
 }
 
-describe.each(ALGORITHMS)('a batch of %s checks alike but for their key', (algorithm) => {
-  const policy: Policy = { limit: 3, window: '1m', algorithm };
-
+describe.each(CASES)('a batch of $name checks alike but for their key', ({ stem, policies: policy }) => {
   it('goes as one script call, and each check is decided as the MemoryStore decides it', async () => {
     let nowMs = 1_767_225_600_000;
     const clock = () => nowMs;
@@ -98,10 +123,10 @@ describe.each(ALGORITHMS)('a batch of %s checks alike but for their key', (algor
       return decisions;
     });
     const before = await scriptCalls();
-    expect(await batchScriptRan(algorithm)).toBe(false);
+    expect(await batchScriptRan(stem)).toBe(false);
     const first = await both((limiter) => wave(limiter));
     const after = await scriptCalls();
-    expect(await batchScriptRan(algorithm)).toBe(true);
+    expect(await batchScriptRan(stem)).toBe(true);
     // The six, started in one turn of the event loop, go as one call: EVALSHA, then (the script being
     // new to this Redis) EVAL.
     expect([after.evalsha - before.evalsha, after.eval - before.eval]).toEqual([1, 1]);
@@ -156,13 +181,11 @@ describe.each(ALGORITHMS)('a batch of %s checks alike but for their key', (algor
   });
 });
 
-describe.each(ALGORITHMS)('a batch of %s checks all on one key', (algorithm) => {
-  const policy: Policy = { limit: 3, window: '1m', algorithm };
-
-  /** Whether Redis has run (and so holds) the one-key batch script of `algorithm`. */
+describe.each(CASES)('a batch of $name checks all on one key', ({ stem, policies: policy }) => {
+  /** Whether Redis has run (and so holds) the one-key batch script `<stem>-hot.lua`. */
   async function hotScriptRan(): Promise<boolean> {
     const sha = createHash('sha1')
-      .update(committedScript(`check-${algorithm}-hot.lua`))
+      .update(committedScript(`${stem}-hot.lua`))
       .digest('hex');
     const [exists] = (await client.script('EXISTS', sha)) as number[];
     return exists === 1;

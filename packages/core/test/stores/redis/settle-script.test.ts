@@ -17,7 +17,9 @@ import {
   OVERRIDABLE_CHECK_SCRIPTS,
   OVERRIDE_SCRIPT,
   POLICIES_CHECK_SCRIPT,
+  POLICY_PAIR_BATCH_CHECK_SCRIPTS,
   POLICY_PAIR_CHECK_SCRIPTS,
+  POLICY_PAIR_HOT_KEY_CHECK_SCRIPTS,
   SETTLE_SCRIPT,
   SINGLE_CHECK_SCRIPTS,
 } from '../../../src/stores/redis/script/wire.js';
@@ -25,6 +27,30 @@ import {
 const writing = process.env.TOLLGATE_WRITE_LUA === '1';
 const generatedPath = fileURLToPath(new URL(`../../../${GENERATED_PATH}`, import.meta.url));
 const luaDir = fileURLToPath(new URL(`../../../${LUA_DIR}`, import.meta.url));
+
+/** A pair's scripts by the file each is committed as: `check-<first>-and-<second><suffix>.lua`. */
+function byPairFile(
+  scripts: Record<string, Record<string, { source: string; sha1: string }>>,
+  suffix: string,
+): Record<string, { source: string; sha1: string }> {
+  return Object.fromEntries(
+    Object.entries(scripts).flatMap(([first, seconds]) =>
+      Object.entries(seconds).map(([second, script]) => [
+        `check-${first}-and-${second}${suffix}.lua`,
+        script,
+      ]),
+    ),
+  );
+}
+
+/** A pair's scripts' SHAs, by `<first> <second>`. */
+function pairShas(scripts: Record<string, Record<string, { sha1: string }>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(scripts).flatMap(([first, seconds]) =>
+      Object.entries(seconds).map(([second, { sha1 }]) => [`${first} ${second}`, sha1]),
+    ),
+  );
+}
 
 describe('the .lua files of the scripts Redis runs', () => {
   it('are committed exactly as the generators make them, and no others', () => {
@@ -68,11 +94,9 @@ describe('the .lua files of the scripts Redis runs', () => {
       ...Object.fromEntries(
         Object.entries(HOT_KEY_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-hot.lua`, script]),
       ),
-      ...Object.fromEntries(
-        Object.entries(POLICY_PAIR_CHECK_SCRIPTS).flatMap(([first, scripts]) =>
-          Object.entries(scripts).map(([second, script]) => [`check-${first}-and-${second}.lua`, script]),
-        ),
-      ),
+      ...byPairFile(POLICY_PAIR_CHECK_SCRIPTS, ''),
+      ...byPairFile(POLICY_PAIR_BATCH_CHECK_SCRIPTS, '-batch'),
+      ...byPairFile(POLICY_PAIR_HOT_KEY_CHECK_SCRIPTS, '-hot'),
     };
     expect(Object.keys(sent).sort()).toEqual(Object.keys(files).sort());
     for (const [name, script] of Object.entries(sent)) {
@@ -144,10 +168,7 @@ describe('the batch scripts for one key Redis runs', () => {
 
 describe('the single-check scripts of two policies Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
-    const shas = Object.entries(POLICY_PAIR_CHECK_SCRIPTS).flatMap(([first, scripts]) =>
-      Object.entries(scripts).map(([second, { sha1 }]) => [`${first} ${second}`, sha1]),
-    );
-    expect(Object.fromEntries(shas)).toEqual({
+    expect(pairShas(POLICY_PAIR_CHECK_SCRIPTS)).toEqual({
       'token-bucket token-bucket': '1b75fc7a135d142f4ba95bce90a8df6b43518e07',
       'token-bucket fixed-window': '539611c8b188b248e70855d3aafd58d3c5822cff',
       'token-bucket sliding-window': '0c8a5aced29088a99aa003bfdd30df96af29cd89',
@@ -157,6 +178,38 @@ describe('the single-check scripts of two policies Redis runs', () => {
       'sliding-window token-bucket': '01ad05958d63d0ab280d3aa3d2b9652f395e97f6',
       'sliding-window fixed-window': '01f35f134ed5305e45ad7248e593c045d465bfcd',
       'sliding-window sliding-window': 'f07ea9453a14bd89a15bbf027bcfcacd0ba007d2',
+    });
+  });
+});
+
+describe('the batch scripts of two policies Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    expect(pairShas(POLICY_PAIR_BATCH_CHECK_SCRIPTS)).toEqual({
+      'token-bucket token-bucket': '218bc4e4bab9f95f644e0f549eca786b4c779b31',
+      'token-bucket fixed-window': '507217ec63a90e99db1fc3080f829cba92cfba7b',
+      'token-bucket sliding-window': '3e9d95e5ccc85af8b0dabcc1fa74f84f71f896e5',
+      'fixed-window token-bucket': '9b30dce79b293407e33404d933cbcf6193cf1621',
+      'fixed-window fixed-window': 'b85911b6ac3836d7c5ffff661c84467fd3fcbf44',
+      'fixed-window sliding-window': '5da55a9bbf534502fe5bea5212f9c36768d13974',
+      'sliding-window token-bucket': '8ea8ea36bf1f85e2669798e150838b59b8a2d4b0',
+      'sliding-window fixed-window': '333a00996686856a920801ae9991f2f585f39801',
+      'sliding-window sliding-window': '312d13fc3c9746d7991b6e0cb3693003e6c6373b',
+    });
+  });
+});
+
+describe('the batch scripts of two policies for one key Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    expect(pairShas(POLICY_PAIR_HOT_KEY_CHECK_SCRIPTS)).toEqual({
+      'token-bucket token-bucket': '58a5230f539aaff3065a926f622c2b57476c37a9',
+      'token-bucket fixed-window': '94317c88bf361061e621daf17a9fa89226f965c7',
+      'token-bucket sliding-window': '7ee4004e7fe6702a928a6e97f875be56023a7747',
+      'fixed-window token-bucket': '604603e712fb8921f9158b7803cd9180027bb0c2',
+      'fixed-window fixed-window': '69e5ecac60d3815b4450933b4dd4efeb6e97c394',
+      'fixed-window sliding-window': '3c84ee89a0597c78e4c240a5a914fb6384262904',
+      'sliding-window token-bucket': '3666fa509bed28a9ab410e83744e25e85f691d1f',
+      'sliding-window fixed-window': '2c181b54caf38830460b70fba08406800fc1965c',
+      'sliding-window sliding-window': '3195f3363fcdd038aa8c0445e21fd67fea43b625',
     });
   });
 });

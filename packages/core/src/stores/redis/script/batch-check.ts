@@ -1,81 +1,128 @@
 /**
- * Generates the batch scripts, two per algorithm: the single-check script's work for each check of a
- * batch whose checks differ in nothing but their key (one policy, no ban, penalty or override, the same
- * cost and deadline), as a process under load sends them. They take the single-check script's ARGV
- * once for all, and answer as the settle script does with one shape, so the store reads their answers
- * as the settle script's.
+ * Generates the batch scripts, two per algorithm and two per pair of algorithms: the single-check
+ * script's work for each check of a batch whose checks differ in nothing but their key (one or two
+ * policies, no ban, penalty or override, the same cost and deadline), as a process under load sends
+ * them. They take the single-check script's ARGV once for all, and answer as the settle script does with
+ * one shape, so the store reads their answers as the settle script's.
  *
- * - `check-<algorithm>-batch.lua`: each check on a key of its own. KEYS: the checks' keys.
- * - `check-<algorithm>-hot.lua`: every check on one key, read once and written once. KEYS: the key;
- *   ARGV begins with how many checks there are.
+ * - `check-<algorithm>-batch.lua`, `check-<first>-and-<second>-batch.lua`: each check on a key of its
+ *   own. KEYS: the checks' keys.
+ * - `check-<algorithm>-hot.lua`, `check-<first>-and-<second>-hot.lua`: every check on one key, read
+ *   once and written once. KEYS: the key; ARGV begins with how many checks there are.
  *
- * ARGV     as the single-check script of the algorithm (`single-check.ts`): the policy, then the cost
- *          (in units, for an algorithm that reads it so), the deadline, and now unless it is the server's
+ * ARGV     as the single-check script of the algorithm or the pair (`single-check.ts`, `policy-pair.ts`):
+ *          the policies, then the cost (in units, for one policy of an algorithm that reads it so), the
+ *          deadline, and now unless it is the server's
  * Returns  { now, then per check: 1 or 0 and its fields, or -2 and Redis's error }; past the deadline,
  *          -1 per check
  */
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
 import { fieldList, inFieldLocals } from './fast-paths.js';
+import { applied, matchedFields, type PairMember, pairMembers, policyPairFile } from './policy-pair.js';
 import { COST_IN_UNITS, indented, onePolicyArguments, SAFE, withLibrary } from './single-check.js';
 
 /** The policy's arguments as the header names them. */
 const ARGUMENT_NAMES: Readonly<Record<string, string>> = { window: 'windowMs', capacity: 'capacityUnits' };
 
-/** The Lua both batch scripts of `algorithm` are made of, indented for the loop over checks. */
-function partsOf(algorithm: Algorithm) {
+/** The Lua a batch script is made of, for what it checks (one policy, or a pair). */
+interface BatchParts {
+  /** What is checked, as the header says it: `token-bucket`, or `token-bucket, then fixed-window`. */
+  readonly what: string;
+  /** `one policy` or `two policies`. */
+  readonly policies: string;
+  /** The fields' locals, in the stored order. */
+  readonly fields: readonly string[];
+  /** Lua that reads the fields from `raw`, a state that is there. */
+  readonly readState: string;
+  /** Lua that brings the state to now. */
+  readonly current: string;
+  /** A Lua condition: whether the cost fits. */
+  readonly fits: string;
+  /** Lua that applies the cost and sets `quiet`, declared local (`declare`) or not. */
+  readonly charge: (declare: boolean) => string;
+  readonly argumentNames: string;
+  /** The policies' ARGV, then the cost's local name. */
+  readonly policyArgs: readonly string[];
+  readonly cost: 'cost' | 'units';
+}
+
+/** The parts of the batch scripts of one policy of `algorithm`. */
+function onePolicyParts(algorithm: Algorithm): BatchParts {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
   const { fields } = algorithm;
   const { units, names } = onePolicyArguments(algorithm, false);
   const inline = (body: string, spaces: number) =>
     indented(inFieldLocals(units ? body.replaceAll(COST_IN_UNITS, 'units') : body, fields), spaces);
-  const f = (k: number) => `f${k}`;
-  const locals = fieldList(fields, f);
   // f<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
-  const parse = (spaces: number) => {
-    const pad = ' '.repeat(spaces);
-    let lines = '';
-    for (let k = fields; k >= 1; k--) {
-      const part = `sep = find(raw, ':', from, true)\n${pad}f${k} = sub(raw, from, sep and sep - 1) + 0`;
-      lines =
-        k === fields
-          ? part
-          : `${part}\n${pad}if not sep then break end\n${pad}from = sep + 1\n${pad}${lines}`;
-    }
-    return lines;
+  let parse = '';
+  for (let k = fields; k >= 1; k--) {
+    const part = `sep = find(raw, ':', from, true)\nf${k} = sub(raw, from, sep and sep - 1) + 0`;
+    parse = k === fields ? part : `${part}\nif not sep then break end\nfrom = sep + 1\n${parse}`;
+  }
+  return {
+    what: algorithm.name,
+    policies: 'one policy',
+    fields: Array.from({ length: fields }, (_, k) => `f${k + 1}`),
+    readState: `local from, sep = 1\nrepeat\n${parse}\nuntil true`,
+    current: `do\n${inline(lua.current, 0)}\nend`,
+    fits: inline(lua.fits, 0),
+    charge: (declare) =>
+      declare
+        ? `${inline(lua.apply, 0)}\nlocal quiet, written = ${inline(lua.idle, 0)}, nil`
+        : `${inline(lua.apply, 0)}\nquiet = ${inline(lua.idle, 0)}`,
+    argumentNames: `${names.map((name) => ARGUMENT_NAMES[name] ?? name).join(', ')}, then ${units ? 'cost * windowMs' : 'cost'}`,
+    policyArgs: names,
+    cost: units ? 'units' : 'cost',
   };
-  const whole = (spaces: number) =>
-    fieldList(fields, (k) => `(${SAFE(f(k))})`, `\n${' '.repeat(spaces)}and `);
-  const value = (spaces: number) => {
-    const pad = ' '.repeat(spaces);
-    const anyNumber = fieldList(
-      fields,
-      (k) => `(${SAFE(f(k))} and format('%d', ${f(k)}) or format('%.17g', ${f(k)}))`,
-      " .. ':' .. ",
-    );
-    return `(${whole(spaces)})\n${pad}and format('${fieldList(fields, () => '%d', ':')}', ${locals})\n${pad}or ${anyNumber}`;
+}
+
+/** The parts of the batch scripts of two policies, of `first`'s algorithm then `second`'s. */
+function pairParts(first: Algorithm, second: Algorithm): BatchParts {
+  const pair: readonly PairMember[] = pairMembers(first, second);
+  const fields = pair.flatMap((policy) => policy.fields);
+  return {
+    what: `${first.name}, then ${second.name}`,
+    policies: 'two policies',
+    fields,
+    readState: matchedFields(fields),
+    current: pair.map(({ step, lua }) => `do\n${step(lua.current, 0)}\nend`).join('\n'),
+    fits: pair.map(({ step, lua }) => `(${step(lua.fits, 0)})`).join('\nand '),
+    charge: (declare) =>
+      `${declare ? 'local quiet, written = 0, nil' : 'quiet = 0'}\n${pair
+        .map(({ step, lua }) => applied(step(lua.apply, 0), step(lua.idle, 0)))
+        .join('')
+        .trimEnd()}`,
+    argumentNames: `${pair.map(({ algorithm, names }) => `${names.join(', ')} (${algorithm.name})`).join(', then ')}; then cost`,
+    policyArgs: pair.flatMap((policy) => policy.names),
+    cost: 'cost',
   };
+}
+
+/** The Lua both batch scripts of `parts` share: the state written, the answer, the arguments. */
+function sharedOf({ fields, policyArgs, cost }: BatchParts) {
+  const locals = fields.join(', ');
+  const whole = fields.map((f) => `(${SAFE(f)})`).join('\nand ');
+  const anyNumber = fields
+    .map((f) => `(${SAFE(f)} and format('%d', ${f}) or format('%.17g', ${f}))`)
+    .join(" .. ':' .. ");
+  const value = `(${whole})\nand format('${fields.map(() => '%d').join(':')}', ${locals})\nor ${anyNumber}`;
   // The check's answer at answers[n + 1]: applied, then its fields.
-  const answer = (spaces: number) => {
-    const pad = ' '.repeat(spaces);
-    const answered = fieldList(fields, (k) => `answers[n + ${k + 1}]`);
-    const digits = fieldList(fields, (k) => `${SAFE(f(k))} and ${f(k)} or format('%.17g', ${f(k)})`);
-    return `-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
-${pad}if ${whole(spaces + 2)} then
-${pad}  answers[n + 1], ${answered} = applied, ${locals}
-${pad}else
-${pad}  answers[n + 1], ${answered} = applied, ${digits}
-${pad}end
-${pad}n = n + ${fields + 1}`;
-  };
-  const argumentNames = `${names.map((name) => ARGUMENT_NAMES[name] ?? name).join(', ')}, then ${units ? 'cost * windowMs' : 'cost'}, deadline ('' none), now ('' or absent: the server's)`;
-  // The policy, the cost, the deadline and now, from ARGV[first] on; a batch past its deadline answers -1
+  const answered = fields.map((_, k) => `answers[n + ${k + 2}]`).join(', ');
+  const digits = fields.map((f) => `${SAFE(f)} and ${f} or format('%.17g', ${f})`).join(', ');
+  const answer = `-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+if ${whole} then
+  answers[n + 1], ${answered} = applied, ${locals}
+else
+  answers[n + 1], ${answered} = applied, ${digits}
+end
+n = n + ${fields.length + 1}`;
+  // The policies, the cost, the deadline and now, from ARGV[first] on; a batch past its deadline answers -1
   // for each of its `count` checks.
-  const prelude = (
-    first: number,
-    count: string,
-  ) => `local ${names.join(', ')} = ${fieldList(names.length, (k) => `argv[${first + k - 1}] + 0`)}
-local ${units ? 'units' : 'cost'}, deadline, now = argv[${first + names.length}] + 0, argv[${first + names.length + 1}], argv[${first + names.length + 2}]
+  const prelude = (first: number, count: string) => {
+    const at = first + policyArgs.length;
+    return `local ${policyArgs.join(', ')} = ${policyArgs.map((_, k) => `argv[${first + k}] + 0`).join(', ')}
+local ${cost}, deadline, now = argv[${at}] + 0, argv[${at + 1}], argv[${at + 2}]
 if now then
   now = now + 0
 else
@@ -88,16 +135,17 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, ${count} do answers[c + 1] = -1 end
   return answers
 end`;
-  return { lua, inline, locals, parse, value, answer, argumentNames, prelude };
+  };
+  return { locals, value, answer, prelude };
 }
 
-/** The batch script of `algorithm` for checks each on a key of its own, as Redis runs it. */
-export function batchCheckLua(algorithm: Algorithm): string {
-  const { fields } = algorithm;
-  const { lua, inline, locals, parse, value, answer, argumentNames, prelude } = partsOf(algorithm);
-  const header = `-- A batch of single checks (${algorithm.name}): a consume of one policy on each key, each key once, all alike but the key.
+/** The batch script for checks each on a key of its own, as Redis runs it. */
+function batchLua(parts: BatchParts): string {
+  const { what, policies, fields, readState, current, fits, charge, argumentNames } = parts;
+  const { locals, value, answer, prelude } = sharedOf(parts);
+  const header = `-- A batch of single checks (${what}): a consume of ${policies} on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
--- ARGV     ${argumentNames}
+-- ARGV     ${argumentNames}, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.`;
@@ -113,30 +161,24 @@ for c = 1, #keys do
   if type(raw) == 'table' then
     err = raw.err
   else
-    local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
+    local stored, ${locals} = raw and true or false, ${fieldList(fields.length, () => 'false')}
     if raw then
-      local from, sep = 1
-      repeat
-        ${parse(8)}
-      until true
+      ${readState}
     end
-    do
-      ${inline(lua.current, 6)}
-    end
+    ${current}
     local applied = 0
-    if ${inline(lua.fits, 4)} then
+    if ${fits} then
       applied = 1
-      ${inline(lua.apply, 6)}
-      local quiet, written = ${inline(lua.idle, 6)}, nil
+      ${charge(true)}
       if quiet > 0 then
-        written = redis.pcall('SET', key, ${value(8)}, 'PX', format('%d', quiet))
+        written = redis.pcall('SET', key, ${value}, 'PX', format('%d', quiet))
       elseif raw then
         written = redis.pcall('DEL', key)
       end
       if type(written) == 'table' then err = written.err end
     end
     if not err then
-      ${answer(6)}
+      ${answer}
     end
   end
   if err then
@@ -149,13 +191,13 @@ return answers
   );
 }
 
-/** The batch script of `algorithm` for checks all on one key, as Redis runs it. */
-export function hotKeyCheckLua(algorithm: Algorithm): string {
-  const { fields } = algorithm;
-  const { lua, inline, locals, parse, value, answer, argumentNames, prelude } = partsOf(algorithm);
-  const header = `-- A batch of single checks (${algorithm.name}) on one key: consumes of one policy, all alike.
+/** The batch script for checks all on one key, as Redis runs it. */
+function hotKeyLua(parts: BatchParts): string {
+  const { what, policies, fields, readState, current, fits, charge, argumentNames } = parts;
+  const { locals, value, answer, prelude } = sharedOf(parts);
+  const header = `-- A batch of single checks (${what}) on one key: consumes of ${policies}, all alike.
 -- KEYS[1]  the key
--- ARGV     how many checks, then ${argumentNames}
+-- ARGV     how many checks, then ${argumentNames}, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else read the state once, and per check, as the
 -- single-check script: bring it to now, and if the cost fits, apply it; then write (or delete) it once.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.`;
@@ -170,33 +212,27 @@ if type(raw) == 'table' then
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
-local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
+local stored, ${locals} = raw and true or false, ${fieldList(fields.length, () => 'false')}
 if raw then
-  local from, sep = 1
-  repeat
-    ${parse(4)}
-  until true
+  ${readState}
 end
 -- quiet: the expiry of the state as the last check applied left it (none: deleted); dirty: whether one
 -- applied.
 local quiet, dirty = 0, false
 for _ = 1, count do
-  do
-    ${inline(lua.current, 4)}
-  end
+  ${current}
   local applied = 0
-  if ${inline(lua.fits, 2)} then
+  if ${fits} then
     applied = 1
-    ${inline(lua.apply, 4)}
-    quiet = ${inline(lua.idle, 4)}
+    ${charge(false)}
     stored, dirty = quiet > 0, true
   end
-  ${answer(2)}
+  ${answer}
 end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ${value(6)}, 'PX', format('%d', quiet))
+    written = redis.pcall('SET', key, ${value}, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -209,4 +245,30 @@ end
 return answers
 `,
   );
+}
+
+/** The batch script of `algorithm` for checks each on a key of its own, as Redis runs it. */
+export function batchCheckLua(algorithm: Algorithm): string {
+  return batchLua(onePolicyParts(algorithm));
+}
+
+/** The batch script of `algorithm` for checks all on one key, as Redis runs it. */
+export function hotKeyCheckLua(algorithm: Algorithm): string {
+  return hotKeyLua(onePolicyParts(algorithm));
+}
+
+/** The batch script of two policies (`first`'s algorithm, then `second`'s) for checks each on a key of its own. */
+export function pairBatchCheckLua(first: Algorithm, second: Algorithm): string {
+  return batchLua(pairParts(first, second));
+}
+
+/** The batch script of two policies (`first`'s algorithm, then `second`'s) for checks all on one key. */
+export function pairHotKeyCheckLua(first: Algorithm, second: Algorithm): string {
+  return hotKeyLua(pairParts(first, second));
+}
+
+/** The files of a pair's batch scripts, in `lua/`: for distinct keys, and for one key. */
+export function pairBatchFiles(first: Algorithm, second: Algorithm): { batch: string; hot: string } {
+  const stem = policyPairFile(first, second).replace(/\.lua$/, '');
+  return { batch: `${stem}-batch.lua`, hot: `${stem}-hot.lua` };
 }

@@ -26,8 +26,8 @@ import {
   writtenAndAnswered,
 } from './single-check.js';
 
-/** One of the pair: its algorithm, its steps, and the names of its numbers and fields in the script. */
-interface PairMember {
+/** A policy as a script of two inlines it: its algorithm, its steps, and its numbers' and fields' locals. */
+export interface PairMember {
   readonly algorithm: Algorithm;
   readonly lua: AlgorithmLua;
   /** Its numbers' locals (`limit1`, …), in ARGV order. */
@@ -36,6 +36,11 @@ interface PairMember {
   readonly fields: readonly string[];
   /** One of its steps with its numbers and fields as their locals, indented by `spaces`. */
   readonly step: (body: string, spaces: number) => string;
+}
+
+/** The policies of a pair, of `first`'s algorithm then `second`'s, as its scripts inline them. */
+export function pairMembers(first: Algorithm, second: Algorithm): readonly [PairMember, PairMember] {
+  return [member(first, 1), member(second, 2)];
 }
 
 /** The policy at `position` (1 or 2) of the pair, of `algorithm`. */
@@ -63,13 +68,24 @@ function member(algorithm: Algorithm, position: 1 | 2): PairMember {
 }
 
 /** One policy's charge, in a block of its own: its cost applied, and `quiet` kept at its idle time or more. */
-function applied(apply: string, idle: string): string {
+export function applied(apply: string, idle: string): string {
   return `  do
     ${apply}
     local idle = ${idle}
     if idle > quiet then quiet = idle end
   end
 `;
+}
+
+/**
+ * Lua that reads every one of `fields` from the stored string `raw`, in one match: cheaper than a find
+ * and a sub for each. A state cut short fails.
+ */
+export function matchedFields(fields: readonly string[]): string {
+  const locals = fields.join(', ');
+  return `-- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
+${locals} = match(raw, '^${fields.map(() => '([^:]*)').join(':')}')
+${locals} = ${fields.map((f) => `${f} + 0`).join(', ')}`;
 }
 
 /** The file a pair's script is committed as, in `lua/`. */
@@ -79,12 +95,11 @@ export function policyPairFile(first: Algorithm, second: Algorithm): string {
 
 /** The single-check script of two policies, of `first`'s algorithm then `second`'s, as Redis runs it. */
 export function policyPairCheckLua(first: Algorithm, second: Algorithm): string {
-  const pair = [member(first, 1), member(second, 2)] as const;
+  const pair = pairMembers(first, second);
   const [one, two] = pair;
   const names = [...one.names, ...two.names];
   const fields = [...one.fields, ...two.fields];
   const locals = fields.join(', ');
-  const capture = fields.map(() => '([^:]*)').join(':');
   const whole = fields.map((f) => `(${SAFE(f)})`).join('\nand ');
   const anyNumber = fields
     .map((f) => `(${SAFE(f)} and format('%d', ${f}) or format('%.17g', ${f}))`)
@@ -109,9 +124,7 @@ export function policyPairCheckLua(first: Algorithm, second: Algorithm): string 
     `
 ${prelude(policyLines, (k) => String(names.length + 1 + k), true)}local stored, ${locals} = raw and true or false, ${fieldList(fields.length, () => 'false')}
 if raw then
-  -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
-  ${locals} = match(raw, '^${capture}')
-  ${locals} = ${fields.map((f) => `${f} + 0`).join(', ')}
+  ${matchedFields(fields)}
 end
 ${pair.map(({ step, lua }) => `do\n  ${step(lua.current, 2)}\nend\n`).join('')}local applied = 0
 if (${one.step(one.lua.fits, 4)})

@@ -64,7 +64,9 @@ import {
   OVERRIDABLE_CHECK_LUA,
   OVERRIDE_LUA,
   POLICIES_CHECK_LUA,
+  POLICY_PAIR_BATCH_CHECK_LUA,
   POLICY_PAIR_CHECK_LUA,
+  POLICY_PAIR_HOT_KEY_CHECK_LUA,
   SETTLE_LUA,
   SINGLE_CHECK_LUA,
 } from './scripts.generated.js';
@@ -102,18 +104,28 @@ export const HOT_KEY_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> =
   'fixed-window': luaScript(HOT_KEY_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(HOT_KEY_CHECK_LUA['sliding-window']),
 };
+/** Scripts by the first policy's algorithm, then the second's. */
+type ByPair = Readonly<Record<AlgorithmName, Readonly<Record<AlgorithmName, LuaScript>>>>;
+
+/** The committed texts of a pair's scripts, by pair, as scripts. */
+function byPair(texts: Readonly<Record<AlgorithmName, Readonly<Record<AlgorithmName, string>>>>): ByPair {
+  return Object.fromEntries(
+    Object.entries(texts).map(([first, seconds]) => [
+      first,
+      Object.fromEntries(Object.entries(seconds).map(([second, lua]) => [second, luaScript(lua)])),
+    ]),
+  ) as ByPair;
+}
+
 /**
  * The scripts that settle a call of one simple check of two policies, by the first policy's algorithm,
  * then the second's, answering as {@link POLICIES_CHECK_SCRIPT} does.
  */
-export const POLICY_PAIR_CHECK_SCRIPTS: Readonly<
-  Record<AlgorithmName, Readonly<Record<AlgorithmName, LuaScript>>>
-> = Object.fromEntries(
-  Object.entries(POLICY_PAIR_CHECK_LUA).map(([first, seconds]) => [
-    first,
-    Object.fromEntries(Object.entries(seconds).map(([second, lua]) => [second, luaScript(lua)])),
-  ]),
-) as Record<AlgorithmName, Record<AlgorithmName, LuaScript>>;
+export const POLICY_PAIR_CHECK_SCRIPTS: ByPair = byPair(POLICY_PAIR_CHECK_LUA);
+/** The batch scripts of two policies, for checks each on a key of its own (see {@link batchCheckCall}). */
+export const POLICY_PAIR_BATCH_CHECK_SCRIPTS: ByPair = byPair(POLICY_PAIR_BATCH_CHECK_LUA);
+/** The batch scripts of two policies, for checks all on one key (see {@link batchCheckCall}). */
+export const POLICY_PAIR_HOT_KEY_CHECK_SCRIPTS: ByPair = byPair(POLICY_PAIR_HOT_KEY_CHECK_LUA);
 /** The script that settles a call of one simple check of three policies or more. */
 export const POLICIES_CHECK_SCRIPT = luaScript(POLICIES_CHECK_LUA);
 /** The script that takes or ends a lease. */
@@ -274,10 +286,10 @@ export function singleCheckScript({ policies, overrides }: ScriptCheck): LuaScri
 }
 
 /**
- * The call of a batch script for `checks`, when there is one: two or more consumes of one policy with no
- * ban, penalty or override, of one limiter, alike in cost, clock and timeout (so in deadline, being
- * written together), either each on a key of its own or all on one key. Its arguments are the first
- * check's {@link singleCheckArgs} (after the number of checks, for one key).
+ * The call of a batch script for `checks`, when there is one: two or more consumes of one or two
+ * policies with no ban, penalty or override, of one limiter, alike in cost, clock and timeout (so in
+ * deadline, being written together), either each on a key of its own or all on one key. Its arguments
+ * are the first check's {@link singleCheckArgs} (after the number of checks, for one key).
  */
 export function batchCheckCall(
   checks: readonly ScriptCheck[],
@@ -286,7 +298,7 @@ export function batchCheckCall(
   const first = checks[0];
   if (checks.length < 2 || first === undefined) return undefined;
   const { policies, cost, nowArg, timeoutMs, key } = first;
-  if (policies.length !== 1 || first.overrides || !isSingleCheck(first)) return undefined;
+  if (policies.length > 2 || first.overrides || !isSingleCheck(first)) return undefined;
   let oneKey = true;
   for (const check of checks) {
     if (
@@ -302,13 +314,22 @@ export function batchCheckCall(
     if (check.key !== key) oneKey = false;
   }
   const { algorithm } = policies[0] as ResolvedPolicy;
+  const second = policies[1]?.algorithm;
   const args = singleCheckArgs(first, deadlineArg);
   if (oneKey) {
-    return { script: HOT_KEY_CHECK_SCRIPTS[algorithm], keys: [key], args: [String(checks.length), ...args] };
+    const script =
+      second === undefined
+        ? HOT_KEY_CHECK_SCRIPTS[algorithm]
+        : POLICY_PAIR_HOT_KEY_CHECK_SCRIPTS[algorithm][second];
+    return { script, keys: [key], args: [String(checks.length), ...args] };
   }
   const keys = checks.map((check) => check.key);
   if (new Set(keys).size !== keys.length) return undefined;
-  return { script: BATCH_CHECK_SCRIPTS[algorithm], keys, args };
+  const script =
+    second === undefined
+      ? BATCH_CHECK_SCRIPTS[algorithm]
+      : POLICY_PAIR_BATCH_CHECK_SCRIPTS[algorithm][second];
+  return { script, keys, args };
 }
 
 /** The single-check scripts' policy arguments, made once per set of policies. */

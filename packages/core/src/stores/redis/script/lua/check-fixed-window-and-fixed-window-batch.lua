@@ -1,0 +1,91 @@
+-- A batch of single checks (fixed-window, then fixed-window): a consume of two policies on each key, each key once, all alike but the key.
+-- KEYS     the checks' keys
+-- ARGV     limit1, window1 (fixed-window), then limit2, window2 (fixed-window); then cost, deadline ('' none), now ('' or absent: the server's)
+-- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
+-- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+local match, format = string.match, string.format
+local argv, keys = ARGV, KEYS
+local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
+local cost, deadline, now = argv[5] + 0, argv[6], argv[7]
+if now then
+  now = now + 0
+else
+  local time = redis.call('TIME')
+  local us = time[2] + 0
+  now = time[1] * 1000 + (us - us % 1000) / 1000
+end
+local answers, n = { now }, 1
+if deadline ~= '' and now > deadline + 0 then
+  for c = 1, #keys do answers[c + 1] = -1 end
+  return answers
+end
+for c = 1, #keys do
+  local key = keys[c]
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err = redis.pcall('GET', key), nil
+  if type(raw) == 'table' then
+    err = raw.err
+  else
+    local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
+    if raw then
+      -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
+      f1, f2, g1, g2 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*)')
+      f1, f2, g1, g2 = f1 + 0, f2 + 0, g1 + 0, g2 + 0
+    end
+    do
+      -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
+      -- stepped back keeps the window it is in.
+      if not stored or f2 <= 0 or now >= f1 + window1 then f1, f2 = now, 0 end
+    end
+    do
+      -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
+      -- stepped back keeps the window it is in.
+      if not stored or g2 <= 0 or now >= g1 + window2 then g1, g2 = now, 0 end
+    end
+    local applied = 0
+    if (f2 + cost <= limit1)
+      and (g2 + cost <= limit2) then
+      applied = 1
+      local quiet, written = 0, nil
+      do
+        f2 = f2 + cost
+        local idle = f2 > 0 and f1 + window1 - now or 0
+        if idle > quiet then quiet = idle end
+      end
+      do
+        g2 = g2 + cost
+        local idle = g2 > 0 and g1 + window2 - now or 0
+        if idle > quiet then quiet = idle end
+      end
+      if quiet > 0 then
+        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+            and format('%d:%d:%d:%d', f1, f2, g1, g2)
+            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+      elseif raw then
+        written = redis.pcall('DEL', key)
+      end
+      if type(written) == 'table' then err = written.err end
+    end
+    if not err then
+      -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+      if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
+        answers[n + 1], answers[n + 2], answers[n + 3], answers[n + 4], answers[n + 5] = applied, f1, f2, g1, g2
+      else
+        answers[n + 1], answers[n + 2], answers[n + 3], answers[n + 4], answers[n + 5] = applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and g1 or format('%.17g', g1), g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and g2 or format('%.17g', g2)
+      end
+      n = n + 5
+    end
+  end
+  if err then
+    answers[n + 1], answers[n + 2] = -2, err
+    n = n + 2
+  end
+end
+return answers

@@ -1,0 +1,119 @@
+-- A batch of single checks (sliding-window, then sliding-window) on one key: consumes of two policies, all alike.
+-- KEYS[1]  the key
+-- ARGV     how many checks, then limit1, window1 (sliding-window), then limit2, window2 (sliding-window); then cost, deadline ('' none), now ('' or absent: the server's)
+-- Path: past the deadline, -1 for every check; else read the state once, and per check, as the
+-- single-check script: bring it to now, and if the cost fits, apply it; then write (or delete) it once.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+local min, max, floor, match, format = math.min, math.max, math.floor, string.match, string.format
+local argv, key = ARGV, KEYS[1]
+local count = argv[1] + 0
+local limit1, window1, limit2, window2 = argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
+local cost, deadline, now = argv[6] + 0, argv[7], argv[8]
+if now then
+  now = now + 0
+else
+  local time = redis.call('TIME')
+  local us = time[2] + 0
+  now = time[1] * 1000 + (us - us % 1000) / 1000
+end
+local answers, n = { now }, 1
+if deadline ~= '' and now > deadline + 0 then
+  for c = 1, count do answers[c + 1] = -1 end
+  return answers
+end
+local raw = redis.pcall('GET', key)
+if type(raw) == 'table' then
+  for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
+  return answers
+end
+local stored, f1, f2, f3, g1, g2, g3 = raw and true or false, false, false, false, false, false, false
+if raw then
+  -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
+  f1, f2, f3, g1, g2, g3 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*)')
+  f1, f2, f3, g1, g2, g3 = f1 + 0, f2 + 0, f3 + 0, g1 + 0, g2 + 0, g3 + 0
+end
+-- quiet: the expiry of the state as the last check applied left it (none: deleted); dirty: whether one
+-- applied.
+local quiet, dirty = 0, false
+for _ = 1, count do
+  do
+    local start = floor(now / window1) * window1
+    if not stored then
+      f1, f2, f3 = start, 0, 0
+    elseif start > f1 then -- a clock that stepped back keeps the stored windows
+      if start == f1 + window1 then
+        f1, f2, f3 = start, f3, 0
+      else
+        f1, f2, f3 = start, 0, 0
+      end
+    end
+  end
+  do
+    local start = floor(now / window2) * window2
+    if not stored then
+      g1, g2, g3 = start, 0, 0
+    elseif start > g1 then -- a clock that stepped back keeps the stored windows
+      if start == g1 + window2 then
+        g1, g2, g3 = start, g3, 0
+      else
+        g1, g2, g3 = start, 0, 0
+      end
+    end
+  end
+  local applied = 0
+  if (-- The previous window's count, weighted by what the sliding window still covers of it.
+      f2 * (window1 - min(window1, max(0, now - f1))) + (f3 + cost) * window1 <= limit1 * window1)
+    and (-- The previous window's count, weighted by what the sliding window still covers of it.
+      g2 * (window2 - min(window2, max(0, now - g1))) + (g3 + cost) * window2 <= limit2 * window2) then
+    applied = 1
+    quiet = 0
+    do
+      f3 = f3 + cost
+      local idle = f3 > 0 and f1 + 2 * window1 - now
+        or f2 > 0 and f1 + window1 - now
+        or 0
+      if idle > quiet then quiet = idle end
+    end
+    do
+      g3 = g3 + cost
+      local idle = g3 > 0 and g1 + 2 * window2 - now
+        or g2 > 0 and g1 + window2 - now
+        or 0
+      if idle > quiet then quiet = idle end
+    end
+    stored, dirty = quiet > 0, true
+  end
+  -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+  if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+    and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+    and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+    and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+    and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+    and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992) then
+    answers[n + 1], answers[n + 2], answers[n + 3], answers[n + 4], answers[n + 5], answers[n + 6], answers[n + 7] = applied, f1, f2, f3, g1, g2, g3
+  else
+    answers[n + 1], answers[n + 2], answers[n + 3], answers[n + 4], answers[n + 5], answers[n + 6], answers[n + 7] = applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and f3 or format('%.17g', f3), g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and g1 or format('%.17g', g1), g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and g2 or format('%.17g', g2), g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and g3 or format('%.17g', g3)
+  end
+  n = n + 7
+end
+if dirty then
+  local written
+  if stored then
+    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+          and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
+        and format('%d:%d:%d:%d:%d:%d', f1, f2, f3, g1, g2, g3)
+        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then
+    -- Nothing was written: every check answers Redis's refusal.
+    answers = { now }
+    for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, written.err end
+  end
+end
+return answers

@@ -2,9 +2,10 @@
  * The Redis scripts' wire: the scripts the store runs, what it sends them and how it reads their answers.
  * Nothing else knows an ARGV position or a reply's layout.
  *
- * The settle script (`lua/settle.lua`, made by `generate.ts`) decides a batch of checks (a
- * call of one simple check goes to the single-check script instead, `single-check.ts`, which answers
- * as the settle script would):
+ * The settle script (`lua/settle.lua`, made by `generate.ts`) decides a batch of checks (a call of
+ * one simple check goes to a single-check script instead, of its algorithm or its pair of algorithms,
+ * `single-check.ts` and `policy-pair.ts`, and a call of simple checks alike but for their key to a
+ * batch script, `batch-check.ts`; each answers as the settle script would):
  *
  * KEYS[c]   the states of check c's policies: a string of numbers joined by ':', each policy's fields in
  *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's

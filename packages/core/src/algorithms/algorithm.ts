@@ -126,4 +126,11 @@ export interface AlgorithmLua {
    * time out of the answer it gives as text when that field holds it.
    */
   readonly nowField?: number;
+  /**
+   * An expression on the state as read (it sees `now`, and `window`): whether a consume applied to it
+   * leaves the state to expire when the stored one does, so a single-check or batch script writes it with
+   * KEEPTTL, which costs Redis much less than a new PX. Only for an algorithm whose `idle` after a consume
+   * can end where the stored state's did (a window's end); never true of a state `current` renews.
+   */
+  readonly expiryKept?: string;
 }

@@ -25,4 +25,7 @@ export const FIXED_WINDOW_LUA: AlgorithmLua = {
     if cost <= limit then st[o] = now end`,
   idle: `
     st[o + 1] > 0 and st[o] + window - now or 0`,
+  // A window that goes on, with a count: its state was written to expire at the window's end.
+  expiryKept: `
+    st[o + 1] > 0 and now < st[o] + window`,
 };

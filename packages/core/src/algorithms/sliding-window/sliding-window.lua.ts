@@ -56,4 +56,7 @@ export const SLIDING_WINDOW_LUA: AlgorithmLua = {
     st[o + 2] > 0 and st[o] + 2 * window - now
       or st[o + 1] > 0 and st[o] + window - now
       or 0`,
+  // A current window that goes on, with a count: its state was written to expire a window after its end.
+  expiryKept: `
+    st[o + 2] > 0 and now < st[o] + window`,
 };

@@ -127,8 +127,8 @@ describe('the single-check scripts Redis runs', () => {
       Object.fromEntries(Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1])),
     ).toEqual({
       'token-bucket': 'fef7384292f5a01daf77dd292e4554e204816634',
-      'fixed-window': 'c1b9a518cbd704778b063558ec98fbe9132d1c10',
-      'sliding-window': '2aaa3e452f3a6dcbbaf85da83b7b5ebaa0e27cfe',
+      'fixed-window': 'b64ee783123d875af41109af560094cff5824cf8',
+      'sliding-window': '29437ce6ba9ecdcb99f1c6f9ff9745f4267266e8',
     });
   });
 });
@@ -149,8 +149,8 @@ describe('the batch scripts Redis runs', () => {
     const shas = Object.entries(BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
       'token-bucket': '55cb56f00c85ff10e9a6202af5cb00de785d2bb1',
-      'fixed-window': 'aabe4131bf7def01f989a3ab7d2f5c83e9d14991',
-      'sliding-window': 'fb4a2381d203017d6d9624266018e996b41bfdff',
+      'fixed-window': 'a3f583b940650ce3518446ab000cf01901030181',
+      'sliding-window': '9814899ed3d5a026c07058faf85405a0904558fb',
     });
   });
 });

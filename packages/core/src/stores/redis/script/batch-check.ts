@@ -20,7 +20,15 @@ import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
 import { fieldList, inFieldLocals } from './fast-paths.js';
 import { applied, matchedFields, type PairMember, pairMembers, policyPairFile } from './policy-pair.js';
-import { COST_IN_UNITS, indented, onePolicyArguments, SAFE, withLibrary } from './single-check.js';
+import {
+  COST_IN_UNITS,
+  indented,
+  keptExpiry,
+  onePolicyArguments,
+  SAFE,
+  stateWrite,
+  withLibrary,
+} from './single-check.js';
 
 /** The policy's arguments as the header names them. */
 const ARGUMENT_NAMES: Readonly<Record<string, string>> = { window: 'windowMs', capacity: 'capacityUnits' };
@@ -41,6 +49,8 @@ interface BatchParts {
   readonly fits: string;
   /** Lua that applies the cost and sets `quiet`, declared local (`declare`) or not. */
   readonly charge: (declare: boolean) => string;
+  /** Lua that sets `kept` for `stateWrite` (see `keptExpiry`), or '' where the state never keeps it. */
+  readonly keptExpiry: string;
   readonly argumentNames: string;
   /** The policies' ARGV, then the cost's local name. */
   readonly policyArgs: readonly string[];
@@ -71,6 +81,7 @@ function onePolicyParts(algorithm: Algorithm): BatchParts {
       declare
         ? `${inline(lua.apply, 0)}\nlocal quiet, written = ${inline(lua.idle, 0)}, nil`
         : `${inline(lua.apply, 0)}\nquiet = ${inline(lua.idle, 0)}`,
+    keptExpiry: keptExpiry(lua, (body) => inline(body, 0)),
     argumentNames: `${names.map((name) => ARGUMENT_NAMES[name] ?? name).join(', ')}, then ${units ? 'cost * windowMs' : 'cost'}`,
     policyArgs: names,
     cost: units ? 'units' : 'cost',
@@ -93,6 +104,7 @@ function pairParts(first: Algorithm, second: Algorithm): BatchParts {
         .map(({ step, lua }) => applied(step(lua.apply, 0), step(lua.idle, 0)))
         .join('')
         .trimEnd()}`,
+    keptExpiry: '',
     argumentNames: `${pair.map(({ algorithm, names }) => `${names.join(', ')} (${algorithm.name})`).join(', then ')}; then cost`,
     policyArgs: pair.flatMap((policy) => policy.names),
     cost: 'cost',
@@ -141,7 +153,7 @@ end`;
 
 /** The batch script for checks each on a key of its own, as Redis runs it. */
 function batchLua(parts: BatchParts): string {
-  const { what, policies, fields, readState, current, fits, charge, argumentNames } = parts;
+  const { what, policies, fields, readState, current, fits, charge, keptExpiry, argumentNames } = parts;
   const { locals, value, answer, prelude } = sharedOf(parts);
   const header = `-- A batch of single checks (${what}): a consume of ${policies} on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
@@ -165,13 +177,13 @@ for c = 1, #keys do
     if raw then
       ${readState}
     end
-    ${current}
+    ${keptExpiry}${current}
     local applied = 0
     if ${fits} then
       applied = 1
       ${charge(true)}
       if quiet > 0 then
-        written = redis.pcall('SET', key, ${value}, 'PX', format('%d', quiet))
+        ${keptExpiry === '' ? stateWrite(value, false) : `local value = ${value}\n${stateWrite('value', true)}`}
       elseif raw then
         written = redis.pcall('DEL', key)
       end

@@ -497,7 +497,10 @@ end
 }
 
 /** One of the algorithms' steps as one Lua function, branching on the algorithm's code. */
-function operation(name: Exclude<keyof AlgorithmLua, 'within' | 'nowField'>, params: string): string {
+function operation(
+  name: Exclude<keyof AlgorithmLua, 'within' | 'nowField' | 'expiryKept'>,
+  params: string,
+): string {
   const returns = name === 'fits' || name === 'idle' ? 'return ' : ''; // their bodies are expressions
   // \`wait\`'s bodies return themselves, and Lua allows no statement after a return: each branch's own.
   const branches = [...ALGORITHM_LUA].map(

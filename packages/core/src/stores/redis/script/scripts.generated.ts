@@ -1003,6 +1003,8 @@ if raw then
     f2 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
+-- kept: the state goes on to expire when the stored one does (a window that goes on).
+local kept = stored and (f2 > 0 and now < f1 + window)
 do
   -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
   -- stepped back keeps the window it is in.
@@ -1018,13 +1020,22 @@ if f2 + cost <= limit then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
       local value = format('%d:%d', f1, f2)
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if kept then
+        written = redis.pcall('SET', key, value, 'KEEPTTL')
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      end
       if written.err then return { now, -2, written.err } end
       if usec then return value .. ':' .. clock .. ':' .. usec end
       return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+    local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+      .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+    if kept then
+      written = redis.pcall('SET', key, value, 'KEEPTTL')
+    else
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -1079,6 +1090,8 @@ if raw then
     f3 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
+-- kept: the state goes on to expire when the stored one does (a window that goes on).
+local kept = stored and (f3 > 0 and now < f1 + window)
 do
   local start = floor(now / window) * window
   if not stored then
@@ -1105,14 +1118,23 @@ if -- The previous window's count, weighted by what the sliding window still cov
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
       and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992) then
       local value = format('%d:%d:%d', f1, f2, f3)
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if kept then
+        written = redis.pcall('SET', key, value, 'KEEPTTL')
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      end
       if written.err then return { now, -2, written.err } end
       if usec then return value .. ':' .. clock .. ':' .. usec end
       return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
-        .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)), 'PX', format('%d', quiet))
+    local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+      .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+      .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+    if kept then
+      written = redis.pcall('SET', key, value, 'KEEPTTL')
+    else
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -1565,6 +1587,8 @@ for c = 1, #keys do
         f2 = sub(raw, from, sep and sep - 1) + 0
       until true
     end
+    -- kept: the state goes on to expire when the stored one does (a window that goes on).
+    local kept = stored and (f2 > 0 and now < f1 + window)
     do
       -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
       -- stepped back keeps the window it is in.
@@ -1576,10 +1600,15 @@ for c = 1, #keys do
       f2 = f2 + cost
       local quiet, written = f2 > 0 and f1 + window - now or 0, nil
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
-            and format('%d:%d', f1, f2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
+          and format('%d:%d', f1, f2)
+          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+        if kept then
+          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        else
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
       end
@@ -1648,6 +1677,8 @@ for c = 1, #keys do
         f3 = sub(raw, from, sep and sep - 1) + 0
       until true
     end
+    -- kept: the state goes on to expire when the stored one does (a window that goes on).
+    local kept = stored and (f3 > 0 and now < f1 + window)
     do
       local start = floor(now / window) * window
       if not stored then
@@ -1669,11 +1700,16 @@ for c = 1, #keys do
         or f2 > 0 and f1 + window - now
         or 0, nil
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992))
-            and format('%d:%d:%d', f1, f2, f3)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)), 'PX', format('%d', quiet))
+        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+            and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992))
+          and format('%d:%d:%d', f1, f2, f3)
+          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+        if kept then
+          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        else
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
       end

@@ -189,7 +189,7 @@ if raw then
     ${parse}
   until true
 end
-${overridable ? overrideSection(lua, capacity, inline) : ''}do
+${overridable ? overrideSection(lua, capacity, inline) : keptExpiry(lua, (body) => inline(body))}do
   ${inline(lua.current)}
 end
 local applied = 0
@@ -201,7 +201,7 @@ if ${inline(lua.fits)} then
 ${overridable ? ownIdle(capacity, inline(lua.idle, 4)) : ''}${writtenAndAnswered(
   overridable
     ? overridableWrite(whole, digits, locals, anyNumber)
-    : textAnswerWrite(whole, digits, locals, anyNumber, lua.nowField),
+    : textAnswerWrite(whole, digits, locals, anyNumber, lua.nowField, lua.expiryKept !== undefined),
   Array.from({ length: fields }, (_, k) => f(k + 1)),
   overridable ? 'override' : undefined,
 )}`,
@@ -261,16 +261,43 @@ export function textAnswerWrite(
   locals: string,
   anyNumber: string,
   nowField: number | undefined,
+  keepable = false,
 ): string {
   const ownTime = nowField === undefined ? '' : `      if f${nowField} == now then return value end\n`;
   return `    if ${whole} then
       local value = format('${digits}', ${locals})
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      ${stateWrite('value', keepable)}
       if written.err then return { now, -2, written.err } end
 ${ownTime}      if usec then return value .. ':' .. clock .. ':' .. usec end
       return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, ${anyNumber}, 'PX', format('%d', quiet))
+    ${keepable ? `local value = ${anyNumber}\n${stateWrite('value', true)}` : stateWrite(anyNumber, false)}
+`;
+}
+
+/**
+ * Lua that writes the state `value` (an expression) to `key` for `quiet` ms; for a `keepable` state, with
+ * the expiry the stored one had where `kept` says a consume left it there (see `AlgorithmLua.expiryKept`).
+ */
+export function stateWrite(value: string, keepable: boolean): string {
+  const withPx = `written = redis.pcall('SET', key, ${value}, 'PX', format('%d', quiet))`;
+  if (!keepable) return withPx;
+  return `if kept then
+  written = redis.pcall('SET', key, ${value}, 'KEEPTTL')
+else
+  ${withPx}
+end`;
+}
+
+/**
+ * Lua that sets \`kept\`, before \`current\` runs: whether the state as read is one a consume leaves to
+ * expire when it does (the algorithm's \`expiryKept\`), for {@link stateWrite}; '' for an algorithm
+ * without one.
+ */
+export function keptExpiry(lua: AlgorithmLua, inline: (body: string) => string): string {
+  if (lua.expiryKept === undefined) return '';
+  return `-- kept: the state goes on to expire when the stored one does (a window that goes on).
+local kept = stored and (${inline(lua.expiryKept)})
 `;
 }
 

@@ -34,6 +34,8 @@ if raw then
     f2 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
+-- kept: the state goes on to expire when the stored one does (a window that goes on).
+local kept = stored and (f2 > 0 and now < f1 + window)
 do
   -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
   -- stepped back keeps the window it is in.
@@ -49,13 +51,22 @@ if f2 + cost <= limit then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
       local value = format('%d:%d', f1, f2)
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if kept then
+        written = redis.pcall('SET', key, value, 'KEEPTTL')
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      end
       if written.err then return { now, -2, written.err } end
       if usec then return value .. ':' .. clock .. ':' .. usec end
       return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+    local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+      .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+    if kept then
+      written = redis.pcall('SET', key, value, 'KEEPTTL')
+    else
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end

@@ -43,6 +43,8 @@ for c = 1, #keys do
         f3 = sub(raw, from, sep and sep - 1) + 0
       until true
     end
+    -- kept: the state goes on to expire when the stored one does (a window that goes on).
+    local kept = stored and (f3 > 0 and now < f1 + window)
     do
       local start = floor(now / window) * window
       if not stored then
@@ -64,11 +66,16 @@ for c = 1, #keys do
         or f2 > 0 and f1 + window - now
         or 0, nil
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992))
-            and format('%d:%d:%d', f1, f2, f3)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)), 'PX', format('%d', quiet))
+        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+            and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992))
+          and format('%d:%d:%d', f1, f2, f3)
+          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+        if kept then
+          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        else
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
       end

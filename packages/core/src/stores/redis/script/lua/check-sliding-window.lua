@@ -38,6 +38,8 @@ if raw then
     f3 = sub(raw, from, sep and sep - 1) + 0
   until true
 end
+-- kept: the state goes on to expire when the stored one does (a window that goes on).
+local kept = stored and (f3 > 0 and now < f1 + window)
 do
   local start = floor(now / window) * window
   if not stored then
@@ -64,14 +66,23 @@ if -- The previous window's count, weighted by what the sliding window still cov
       and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
       and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992) then
       local value = format('%d:%d:%d', f1, f2, f3)
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if kept then
+        written = redis.pcall('SET', key, value, 'KEEPTTL')
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      end
       if written.err then return { now, -2, written.err } end
       if usec then return value .. ':' .. clock .. ':' .. usec end
       return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
-        .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)), 'PX', format('%d', quiet))
+    local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+      .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+      .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+    if kept then
+      written = redis.pcall('SET', key, value, 'KEEPTTL')
+    else
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end

@@ -5,7 +5,7 @@
  * clock is injected, so the state's times are known; Redis counts the expiry by its own clock, which
  * moves a few ms while a step runs.
  */
-import { createLimiter, type Limiter, RedisStore } from '@tollgate/core';
+import { createLimiter, type Limiter, type Policy, RedisStore } from '@tollgate/core';
 import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
@@ -25,12 +25,12 @@ const OWNERS = ['a', 'b', 'c', 'd', 'e', 'f'];
  * A limiter on its own prefix with the clock at `at.nowMs`, and the expiry (ms from now) of each owner's
  * key; `consume` checks every owner, one at a time (single-check scripts) or all at once (a batch script).
  */
-function setUp(algorithm: 'fixed-window' | 'sliding-window', together: boolean) {
+function setUp(policies: Policy | Policy[], together: boolean) {
   const at = { nowMs: START };
   const prefix = uniquePrefix('expiry');
   const limiter: Limiter = createLimiter({
     store: new RedisStore({ client: redis, prefix, clock: () => at.nowMs }),
-    policies: { limit: 10, window: '1m', algorithm },
+    policies,
   });
   const consume = async () => {
     const decisions = [];
@@ -59,7 +59,10 @@ describe.each([
   ['all at once', true],
 ])('checks %s', (_name, together) => {
   it("a fixed window's key lives until the window ends, and no longer than it did when it began", async () => {
-    const { at, consume, expectExpiries } = setUp('fixed-window', together);
+    const { at, consume, expectExpiries } = setUp(
+      { limit: 10, window: '1m', algorithm: 'fixed-window' },
+      together,
+    );
     await consume();
     await expectExpiries(60_000, 60_000);
     at.nowMs += 20_000;
@@ -71,7 +74,10 @@ describe.each([
   });
 
   it("a sliding window's key lives until its counts no longer weigh, and no longer than that was when its window began", async () => {
-    const { at, consume, expectExpiries } = setUp('sliding-window', together);
+    const { at, consume, expectExpiries } = setUp(
+      { limit: 10, window: '1m', algorithm: 'sliding-window' },
+      together,
+    );
     at.nowMs = START + 30_000;
     await consume(); // the current window counts one: it weighs until the end of the next
     await expectExpiries(90_000, 90_000);
@@ -81,6 +87,27 @@ describe.each([
     at.nowMs = START + 80_000;
     await consume();
     await expectExpiries(100_000, 110_000);
+  });
+  it('the key of a fixed and a sliding window lives until neither counts, and no longer than it did when both windows began', async () => {
+    const { at, consume, expectExpiries } = setUp(
+      [
+        { limit: 10, window: '1m', algorithm: 'fixed-window', name: 'fixed' },
+        { limit: 10, window: '1m', algorithm: 'sliding-window', name: 'sliding' },
+      ],
+      together,
+    );
+    at.nowMs = START + 30_000;
+    await consume(); // the fixed window ends at 90 s, the sliding one weighs until 120 s
+    await expectExpiries(90_000, 90_000);
+    at.nowMs = START + 70_000; // the sliding window's next: it weighs until 180 s
+    await consume();
+    await expectExpiries(110_000, 110_000);
+    at.nowMs = START + 80_000; // both windows go on
+    await consume();
+    await expectExpiries(100_000, 110_000);
+    at.nowMs = START + 95_000; // a new fixed window, until 155 s; the sliding one still weighs until 180 s
+    await consume();
+    await expectExpiries(85_000, 85_000);
   });
 });
 

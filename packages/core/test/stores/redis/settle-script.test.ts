@@ -173,11 +173,11 @@ describe('the single-check scripts of two policies Redis runs', () => {
       'token-bucket fixed-window': '539611c8b188b248e70855d3aafd58d3c5822cff',
       'token-bucket sliding-window': '0c8a5aced29088a99aa003bfdd30df96af29cd89',
       'fixed-window token-bucket': '066be9bb8899e6e9902f1fe9356e69530c42bac8',
-      'fixed-window fixed-window': '67c64d628bfeab0f5723e453d8261d3b67a4206b',
-      'fixed-window sliding-window': '4a99ae9fea3636767a7048282d8cec7a61a7ce70',
+      'fixed-window fixed-window': '265a6dc6361f69c0aef13fe0079ebeecabb0c14f',
+      'fixed-window sliding-window': 'cbbe58e05b7bd2285747f5116add807cec489af8',
       'sliding-window token-bucket': '01ad05958d63d0ab280d3aa3d2b9652f395e97f6',
-      'sliding-window fixed-window': '01f35f134ed5305e45ad7248e593c045d465bfcd',
-      'sliding-window sliding-window': 'f07ea9453a14bd89a15bbf027bcfcacd0ba007d2',
+      'sliding-window fixed-window': '398174e1979b4670063570a7a49796a90b26a3fe',
+      'sliding-window sliding-window': 'acc0001de9d71791e125bd047854d4f35c945f20',
     });
   });
 });
@@ -189,11 +189,11 @@ describe('the batch scripts of two policies Redis runs', () => {
       'token-bucket fixed-window': '507217ec63a90e99db1fc3080f829cba92cfba7b',
       'token-bucket sliding-window': '3e9d95e5ccc85af8b0dabcc1fa74f84f71f896e5',
       'fixed-window token-bucket': '9b30dce79b293407e33404d933cbcf6193cf1621',
-      'fixed-window fixed-window': 'b85911b6ac3836d7c5ffff661c84467fd3fcbf44',
-      'fixed-window sliding-window': '5da55a9bbf534502fe5bea5212f9c36768d13974',
+      'fixed-window fixed-window': 'a56ad0c72d7d08b49861e7b87b873bdf3c71d545',
+      'fixed-window sliding-window': '00d6d644d830078a8931041dcbb9b9781a49ec1a',
       'sliding-window token-bucket': '8ea8ea36bf1f85e2669798e150838b59b8a2d4b0',
-      'sliding-window fixed-window': '333a00996686856a920801ae9991f2f585f39801',
-      'sliding-window sliding-window': '312d13fc3c9746d7991b6e0cb3693003e6c6373b',
+      'sliding-window fixed-window': 'fc4e7175bad4b97e0432ed3726ac52b9c925fac4',
+      'sliding-window sliding-window': '296a276af6ef313cc0497f88ad103bec2f3550ad',
     });
   });
 });

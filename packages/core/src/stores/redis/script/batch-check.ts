@@ -81,7 +81,7 @@ function onePolicyParts(algorithm: Algorithm): BatchParts {
       declare
         ? `${inline(lua.apply, 0)}\nlocal quiet, written = ${inline(lua.idle, 0)}, nil`
         : `${inline(lua.apply, 0)}\nquiet = ${inline(lua.idle, 0)}`,
-    keptExpiry: keptExpiry(lua, (body) => inline(body, 0)),
+    keptExpiry: keptExpiry([{ lua, inline: (body) => inline(body, 0) }]),
     argumentNames: `${names.map((name) => ARGUMENT_NAMES[name] ?? name).join(', ')}, then ${units ? 'cost * windowMs' : 'cost'}`,
     policyArgs: names,
     cost: units ? 'units' : 'cost',
@@ -104,7 +104,7 @@ function pairParts(first: Algorithm, second: Algorithm): BatchParts {
         .map(({ step, lua }) => applied(step(lua.apply, 0), step(lua.idle, 0)))
         .join('')
         .trimEnd()}`,
-    keptExpiry: '',
+    keptExpiry: keptExpiry(pair.map(({ lua, step }) => ({ lua, inline: (body) => step(body, 0) }))),
     argumentNames: `${pair.map(({ algorithm, names }) => `${names.join(', ')} (${algorithm.name})`).join(', then ')}; then cost`,
     policyArgs: pair.flatMap((policy) => policy.names),
     cost: 'cost',

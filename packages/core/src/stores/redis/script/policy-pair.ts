@@ -18,6 +18,7 @@ import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
 import { fieldList, inFieldLocals } from './fast-paths.js';
 import {
   indented,
+  keptExpiry,
   policyNamesOf,
   prelude,
   SAFE,
@@ -126,11 +127,21 @@ ${prelude(policyLines, (k) => String(names.length + 1 + k), true)}local stored, 
 if raw then
   ${matchedFields(fields)}
 end
-${pair.map(({ step, lua }) => `do\n  ${step(lua.current, 2)}\nend\n`).join('')}local applied = 0
+${keptExpiry(pair.map(({ lua, step }) => ({ lua, inline: (body) => step(body, 0) })))}${pair.map(({ step, lua }) => `do\n  ${step(lua.current, 2)}\nend\n`).join('')}local applied = 0
 if (${one.step(one.lua.fits, 4)})
   and (${two.step(two.lua.fits, 4)}) then
   applied = 1
   local quiet, written = 0, nil
-${pair.map(({ step, lua }) => applied(step(lua.apply, 4), step(lua.idle, 4))).join('')}${writtenAndAnswered(textAnswerWrite(whole, fields.map(() => '%d').join(':'), locals, anyNumber, undefined), fields)}`,
+${pair.map(({ step, lua }) => applied(step(lua.apply, 4), step(lua.idle, 4))).join('')}${writtenAndAnswered(
+  textAnswerWrite(
+    whole,
+    fields.map(() => '%d').join(':'),
+    locals,
+    anyNumber,
+    undefined,
+    pair.every(({ lua }) => lua.expiryKept !== undefined),
+  ),
+  fields,
+)}`,
   );
 }

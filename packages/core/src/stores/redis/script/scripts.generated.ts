@@ -2459,6 +2459,8 @@ if raw then
   f1, f2, g1, g2 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*)')
   f1, f2, g1, g2 = f1 + 0, f2 + 0, g1 + 0, g2 + 0
 end
+-- kept: the state goes on to expire when the stored one does (a window that goes on).
+local kept = stored and (f2 > 0 and now < f1 + window1) and (g2 > 0 and now < g1 + window2)
 do
   -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
   -- stepped back keeps the window it is in.
@@ -2490,15 +2492,24 @@ if (f2 + cost <= limit1)
       and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
       and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
       local value = format('%d:%d:%d:%d', f1, f2, g1, g2)
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if kept then
+        written = redis.pcall('SET', key, value, 'KEEPTTL')
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      end
       if written.err then return { now, -2, written.err } end
       if usec then return value .. ':' .. clock .. ':' .. usec end
       return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
-        .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
-        .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+      .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+      .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
+      .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+    if kept then
+      written = redis.pcall('SET', key, value, 'KEEPTTL')
+    else
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -2548,6 +2559,8 @@ if raw then
   f1, f2, g1, g2, g3 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*)')
   f1, f2, g1, g2, g3 = f1 + 0, f2 + 0, g1 + 0, g2 + 0, g3 + 0
 end
+-- kept: the state goes on to expire when the stored one does (a window that goes on).
+local kept = stored and (f2 > 0 and now < f1 + window1) and (g3 > 0 and now < g1 + window2)
 do
   -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
   -- stepped back keeps the window it is in.
@@ -2590,16 +2603,25 @@ if (f2 + cost <= limit1)
       and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
       and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992) then
       local value = format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if kept then
+        written = redis.pcall('SET', key, value, 'KEEPTTL')
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      end
       if written.err then return { now, -2, written.err } end
       if usec then return value .. ':' .. clock .. ':' .. usec end
       return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
-        .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
-        .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
-        .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+    local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+      .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+      .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
+      .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+      .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+    if kept then
+      written = redis.pcall('SET', key, value, 'KEEPTTL')
+    else
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -2763,6 +2785,8 @@ if raw then
   f1, f2, f3, g1, g2 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*)')
   f1, f2, f3, g1, g2 = f1 + 0, f2 + 0, f3 + 0, g1 + 0, g2 + 0
 end
+-- kept: the state goes on to expire when the stored one does (a window that goes on).
+local kept = stored and (f3 > 0 and now < f1 + window1) and (g2 > 0 and now < g1 + window2)
 do
   local start = floor(now / window1) * window1
   if not stored then
@@ -2805,16 +2829,25 @@ if (-- The previous window's count, weighted by what the sliding window still co
       and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
       and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
       local value = format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if kept then
+        written = redis.pcall('SET', key, value, 'KEEPTTL')
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      end
       if written.err then return { now, -2, written.err } end
       if usec then return value .. ':' .. clock .. ':' .. usec end
       return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
-        .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
-        .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
-        .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+      .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+      .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+      .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
+      .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+    if kept then
+      written = redis.pcall('SET', key, value, 'KEEPTTL')
+    else
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -2866,6 +2899,8 @@ if raw then
   f1, f2, f3, g1, g2, g3 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*)')
   f1, f2, f3, g1, g2, g3 = f1 + 0, f2 + 0, f3 + 0, g1 + 0, g2 + 0, g3 + 0
 end
+-- kept: the state goes on to expire when the stored one does (a window that goes on).
+local kept = stored and (f3 > 0 and now < f1 + window1) and (g3 > 0 and now < g1 + window2)
 do
   local start = floor(now / window1) * window1
   if not stored then
@@ -2919,17 +2954,26 @@ if (-- The previous window's count, weighted by what the sliding window still co
       and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
       and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992) then
       local value = format('%d:%d:%d:%d:%d:%d', f1, f2, f3, g1, g2, g3)
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if kept then
+        written = redis.pcall('SET', key, value, 'KEEPTTL')
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      end
       if written.err then return { now, -2, written.err } end
       if usec then return value .. ':' .. clock .. ':' .. usec end
       return value .. ':' .. clock
     end
-    written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
-        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
-        .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
-        .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
-        .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
-        .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+    local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+      .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+      .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+      .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
+      .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+      .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+    if kept then
+      written = redis.pcall('SET', key, value, 'KEEPTTL')
+    else
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    end
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -3413,6 +3457,8 @@ for c = 1, #keys do
       f1, f2, g1, g2 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*)')
       f1, f2, g1, g2 = f1 + 0, f2 + 0, g1 + 0, g2 + 0
     end
+    -- kept: the state goes on to expire when the stored one does (a window that goes on).
+    local kept = stored and (f2 > 0 and now < f1 + window1) and (g2 > 0 and now < g1 + window2)
     do
       -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
       -- stepped back keeps the window it is in.
@@ -3439,12 +3485,17 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-            and format('%d:%d:%d:%d', f1, f2, g1, g2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+            and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+            and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+          and format('%d:%d:%d:%d', f1, f2, g1, g2)
+          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+        if kept then
+          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        else
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
       end
@@ -3505,6 +3556,8 @@ for c = 1, #keys do
       f1, f2, g1, g2, g3 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*)')
       f1, f2, g1, g2, g3 = f1 + 0, f2 + 0, g1 + 0, g2 + 0, g3 + 0
     end
+    -- kept: the state goes on to expire when the stored one does (a window that goes on).
+    local kept = stored and (f2 > 0 and now < f1 + window1) and (g3 > 0 and now < g1 + window2)
     do
       -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
       -- stepped back keeps the window it is in.
@@ -3541,13 +3594,18 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
-              and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
-            and format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+            and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+            and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+            and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
+          and format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
+          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+        if kept then
+          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        else
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
       end
@@ -3722,6 +3780,8 @@ for c = 1, #keys do
       f1, f2, f3, g1, g2 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*)')
       f1, f2, f3, g1, g2 = f1 + 0, f2 + 0, f3 + 0, g1 + 0, g2 + 0
     end
+    -- kept: the state goes on to expire when the stored one does (a window that goes on).
+    local kept = stored and (f3 > 0 and now < f1 + window1) and (g2 > 0 and now < g1 + window2)
     do
       local start = floor(now / window1) * window1
       if not stored then
@@ -3758,13 +3818,18 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-            and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+            and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+            and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+            and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+          and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
+          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+        if kept then
+          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        else
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
       end
@@ -3826,6 +3891,8 @@ for c = 1, #keys do
       f1, f2, f3, g1, g2, g3 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*):([^:]*):([^:]*)')
       f1, f2, f3, g1, g2, g3 = f1 + 0, f2 + 0, f3 + 0, g1 + 0, g2 + 0, g3 + 0
     end
+    -- kept: the state goes on to expire when the stored one does (a window that goes on).
+    local kept = stored and (f3 > 0 and now < f1 + window1) and (g3 > 0 and now < g1 + window2)
     do
       local start = floor(now / window1) * window1
       if not stored then
@@ -3872,14 +3939,19 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
-              and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
-            and format('%d:%d:%d:%d:%d:%d', f1, f2, f3, g1, g2, g3)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+            and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+            and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+            and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+            and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
+          and format('%d:%d:%d:%d:%d:%d', f1, f2, f3, g1, g2, g3)
+          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+        if kept then
+          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        else
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
       end

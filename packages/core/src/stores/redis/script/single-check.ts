@@ -189,7 +189,7 @@ if raw then
     ${parse}
   until true
 end
-${overridable ? overrideSection(lua, capacity, inline) : keptExpiry(lua, (body) => inline(body))}do
+${overridable ? overrideSection(lua, capacity, inline) : keptExpiry([{ lua, inline: (body) => inline(body) }])}do
   ${inline(lua.current)}
 end
 local applied = 0
@@ -290,14 +290,20 @@ end`;
 }
 
 /**
- * Lua that sets \`kept\`, before \`current\` runs: whether the state as read is one a consume leaves to
- * expire when it does (the algorithm's \`expiryKept\`), for {@link stateWrite}; '' for an algorithm
- * without one.
+ * Lua that sets `kept`, before `current` runs: whether the state as read is one a consume leaves to
+ * expire when it does, by each policy's algorithm's `expiryKept` (its steps' Lua made the script's by
+ * `inline`), for {@link stateWrite}; '' when an algorithm has none.
  */
-export function keptExpiry(lua: AlgorithmLua, inline: (body: string) => string): string {
-  if (lua.expiryKept === undefined) return '';
+export function keptExpiry(
+  policies: readonly { readonly lua: AlgorithmLua; readonly inline: (body: string) => string }[],
+): string {
+  const conditions: string[] = [];
+  for (const { lua, inline } of policies) {
+    if (lua.expiryKept === undefined) return '';
+    conditions.push(`(${inline(lua.expiryKept)})`);
+  }
   return `-- kept: the state goes on to expire when the stored one does (a window that goes on).
-local kept = stored and (${inline(lua.expiryKept)})
+local kept = stored and ${conditions.join(' and ')}
 `;
 }
 

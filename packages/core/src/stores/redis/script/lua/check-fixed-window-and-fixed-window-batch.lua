@@ -33,6 +33,8 @@ for c = 1, #keys do
       f1, f2, g1, g2 = match(raw, '^([^:]*):([^:]*):([^:]*):([^:]*)')
       f1, f2, g1, g2 = f1 + 0, f2 + 0, g1 + 0, g2 + 0
     end
+    -- kept: the state goes on to expire when the stored one does (a window that goes on).
+    local kept = stored and (f2 > 0 and now < f1 + window1) and (g2 > 0 and now < g1 + window2)
     do
       -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
       -- stepped back keeps the window it is in.
@@ -59,12 +61,17 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-            and format('%d:%d:%d:%d', f1, f2, g1, g2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+            and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+            and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+          and format('%d:%d:%d:%d', f1, f2, g1, g2)
+          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+        if kept then
+          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        else
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
       end

@@ -120,3 +120,42 @@ describe.each(PAIRS)('two policies (%s, then %s) during a rolling deploy', (firs
     expect(await previousConsume(key as string)).toBe(false);
   });
 });
+
+describe.each(ALGORITHMS)('%s with a ban during a rolling deploy', (algorithm) => {
+  it("the previous release's script and this release's script of a ban take turns on one key, and ban alike", async () => {
+    let nowMs = 1_767_225_600_000;
+    const prefix = uniquePrefix('rolling-ban');
+    const limiter = createLimiter({
+      store: new RedisStore({ client: redis, prefix, clock: () => nowMs }),
+      policies: { limit: 3, window: '1m', algorithm },
+      ban: { after: 2, duration: '10m' },
+    });
+    const [code, fields] = CODES[algorithm];
+    const { limit, windowMs, capacityUnits } = limiter.policies[0] as (typeof limiter.policies)[number];
+    /** A consume as the previous release sends it: its answer's applied, and when the ban ends. */
+    const previousConsume = async (key: string) => {
+      const args = [1, 1, code, fields, limit, windowMs, capacityUnits, 2, 600_000, 0, 1, 1, nowMs, '', 1];
+      const answer = (await redis.eval(PREVIOUS_SETTLE, 1, key, ...args.map(String), 'consume')) as number[];
+      return { allowed: answer[1] === 1, bannedUntil: Number(answer[2 + fields]) };
+    };
+
+    expect((await limiter.consume('client')).allowed).toBe(true); // this release's script of a ban
+    const [key] = await redis.keys(`${prefix}*`);
+    expect(key).toBeDefined();
+    expect(await previousConsume(key as string)).toEqual({ allowed: true, bannedUntil: 0 });
+    expect((await limiter.consume('client')).allowed).toBe(true);
+    // At the limit: one refusal in a row each, and the second starts the ban.
+    expect(await previousConsume(key as string)).toEqual({ allowed: false, bannedUntil: 0 });
+    const banned = await limiter.consume('client');
+    expect([banned.allowed, banned.reason]).toEqual([false, 'banned']);
+    nowMs += 61_000; // the policy has room again; the ban holds
+    expect(await previousConsume(key as string)).toEqual({
+      allowed: false,
+      bannedUntil: nowMs - 61_000 + 600_000,
+    });
+    expect((await limiter.consume('client')).reason).toBe('banned');
+    nowMs += 600_000;
+    expect((await limiter.consume('client')).allowed).toBe(true);
+    expect(await previousConsume(key as string)).toEqual({ allowed: true, bannedUntil: 0 });
+  });
+});

@@ -11,6 +11,7 @@ import {
 } from '../../../src/stores/redis/script/lua-files.js';
 import { RESERVATION_SCRIPT } from '../../../src/stores/redis/script/reservation-wire.js';
 import {
+  BAN_CHECK_SCRIPTS,
   BATCH_CHECK_SCRIPTS,
   HOT_KEY_CHECK_SCRIPTS,
   LEASE_SCRIPT,
@@ -89,6 +90,9 @@ describe('the .lua files of the scripts Redis runs', () => {
         ]),
       ),
       ...Object.fromEntries(
+        Object.entries(BAN_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-ban.lua`, script]),
+      ),
+      ...Object.fromEntries(
         Object.entries(BATCH_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-batch.lua`, script]),
       ),
       ...Object.fromEntries(
@@ -140,6 +144,17 @@ describe('the single-check scripts that read overrides', () => {
       'token-bucket': '933c87789955855c8fd9a2a075b4f990b072e404',
       'fixed-window': '5831fba325d005071bb30b559ab902c06f8d9419',
       'sliding-window': '7fe856cc94bf1029bc85bbb5fa6d1a84236ab8c3',
+    });
+  });
+});
+
+describe('the single-check scripts of a policy with a ban Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    const shas = Object.entries(BAN_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
+    expect(Object.fromEntries(shas)).toEqual({
+      'token-bucket': 'fff73ac95891a7f6b653ba9c0248aff73b93ab45',
+      'fixed-window': '97f1a0aac4c5f1f2468103ed44d6fc46fdd10d43',
+      'sliding-window': '19552e9e4c902d14f0fd3deaf5690af1d13b24f9',
     });
   });
 });

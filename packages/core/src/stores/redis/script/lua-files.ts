@@ -8,6 +8,7 @@
 import type { Algorithm } from '../../../algorithms/algorithm.js';
 import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
 import { ALGORITHMS } from '../../../algorithms/registry.js';
+import { banCheckLua } from './ban-check.js';
 import {
   batchCheckLua,
   hotKeyCheckLua,
@@ -38,6 +39,7 @@ export function luaFiles(): Record<string, string> {
   for (const algorithm of Object.values(ALGORITHMS)) {
     files[`check-${algorithm.name}.lua`] = asFile(singleCheckLua(algorithm));
     files[`check-${algorithm.name}-overridable.lua`] = asFile(singleCheckLua(algorithm, true));
+    files[`check-${algorithm.name}-ban.lua`] = asFile(banCheckLua(algorithm));
     files[`check-${algorithm.name}-batch.lua`] = asFile(batchCheckLua(algorithm));
     files[`check-${algorithm.name}-hot.lua`] = asFile(hotKeyCheckLua(algorithm));
   }
@@ -99,6 +101,14 @@ ${byAlgorithm('')}
  */
 export const OVERRIDABLE_CHECK_LUA = {
 ${byAlgorithm('-overridable')}
+} as const;
+
+/**
+ * The single-check scripts of a policy with a ban (\`lua/check-<algorithm>-ban.lua\`), by algorithm: a
+ * consume of one policy whose limiter bans, with no penalty or override, alone in its call.
+ */
+export const BAN_CHECK_LUA = {
+${byAlgorithm('-ban')}
 } as const;
 
 /**

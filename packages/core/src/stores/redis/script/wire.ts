@@ -60,6 +60,7 @@ import type { AlgorithmName, ResolvedPolicy } from '../../../model/policy.js';
 import type { BucketMode, BucketResult, OverrideResult } from '../../../model/store.js';
 import type { LuaScript } from '../redis-client.js';
 import {
+  BAN_CHECK_LUA,
   BATCH_CHECK_LUA,
   HOT_KEY_CHECK_LUA,
   OVERRIDABLE_CHECK_LUA,
@@ -89,6 +90,12 @@ export const OVERRIDABLE_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript
   'token-bucket': luaScript(OVERRIDABLE_CHECK_LUA['token-bucket']),
   'fixed-window': luaScript(OVERRIDABLE_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(OVERRIDABLE_CHECK_LUA['sliding-window']),
+};
+/** The same, for a limiter that bans (with no penalty): the ban's state is kept after the policy's. */
+export const BAN_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
+  'token-bucket': luaScript(BAN_CHECK_LUA['token-bucket']),
+  'fixed-window': luaScript(BAN_CHECK_LUA['fixed-window']),
+  'sliding-window': luaScript(BAN_CHECK_LUA['sliding-window']),
 };
 /**
  * The scripts that settle a batch of simple checks of one policy alike but for their key, each key once
@@ -265,18 +272,26 @@ export class ScriptCall {
 }
 
 /**
- * Whether a call of `check` alone may go to a single-check script: a consume with no ban or penalty, and
- * overrides to read only for one policy.
+ * Whether a call of `check` alone may go to a single-check script: a consume with no penalty, and either
+ * no ban and overrides to read only for one policy, or a ban of one policy and no overrides.
  */
 export function isSingleCheck({ policies, ban, overrides, mode }: ScriptCheck): boolean {
-  return ban === undefined && mode === 'consume' && (!overrides || policies.length === 1);
+  if (mode !== 'consume') return false;
+  if (ban === undefined) return !overrides || policies.length === 1;
+  return isPlainBan(ban) && policies.length === 1 && !overrides;
+}
+
+/** Whether a rule is a ban alone, with no penalty: what the ban's single-check scripts read. */
+function isPlainBan({ after, exponentialBackoff, continueExceeding }: BanRule): boolean {
+  return after > 0 && exponentialBackoff !== true && continueExceeding !== true;
 }
 
 /**
  * The single-check script of `check` (see {@link isSingleCheck}): its algorithm's (reading overrides or
  * not), its pair of algorithms', or the one for several policies.
  */
-export function singleCheckScript({ policies, overrides }: ScriptCheck): LuaScript {
+export function singleCheckScript({ policies, ban, overrides }: ScriptCheck): LuaScript {
+  if (ban !== undefined) return BAN_CHECK_SCRIPTS[(policies[0] as ResolvedPolicy).algorithm];
   if (policies.length === 2) {
     const [first, second] = policies as readonly [ResolvedPolicy, ResolvedPolicy];
     return POLICY_PAIR_CHECK_SCRIPTS[first.algorithm][second.algorithm];
@@ -299,7 +314,9 @@ export function batchCheckCall(
   const first = checks[0];
   if (checks.length < 2 || first === undefined) return undefined;
   const { policies, cost, nowArg, timeoutMs, key } = first;
-  if (policies.length > 2 || first.overrides || !isSingleCheck(first)) return undefined;
+  if (policies.length > 2 || first.overrides || first.ban !== undefined || !isSingleCheck(first)) {
+    return undefined;
+  }
   let oneKey = true;
   for (const check of checks) {
     if (
@@ -308,6 +325,7 @@ export function batchCheckCall(
       check.nowArg !== nowArg ||
       check.timeoutMs !== timeoutMs ||
       check.overrides ||
+      check.ban !== undefined ||
       !isSingleCheck(check)
     ) {
       return undefined;
@@ -339,9 +357,9 @@ const singlePolicyArgs = new WeakMap<readonly ResolvedPolicy[], readonly string[
 /**
  * A single-check script's ARGV for `check` (see {@link isSingleCheck}): for one policy its limit and
  * windowMs (and capacityUnits, for an algorithm that reads it), for two the same per policy, for more
- * {@link policiesCheckArgs};
- * then the cost, the deadline, and now unless it is the server's. A script that reads
- * the cost only in units (`readsCostInUnits`) is sent no windowMs, and the cost times windowMs.
+ * {@link policiesCheckArgs}; then, with a ban, its refusals in a row and its ms; then the cost, the
+ * deadline, and now unless it is the server's. A script that reads the cost only in units
+ * (`readsCostInUnits`) is sent no windowMs, and the cost times windowMs.
  */
 export function singleCheckArgs(check: ScriptCheck, deadlineArg: string): string[] {
   const { policies, overrides } = check;
@@ -358,7 +376,9 @@ export function singleCheckArgs(check: ScriptCheck, deadlineArg: string): string
           : policiesCheckArgs(policies);
     cache.set(policies, policyArgs);
   }
-  const args = [...policyArgs, String(units ? check.cost * policy.windowMs : check.cost), deadlineArg];
+  const args = [...policyArgs];
+  if (check.ban !== undefined) args.push(String(check.ban.after), String(check.ban.durationMs));
+  args.push(String(units ? check.cost * policy.windowMs : check.cost), deadlineArg);
   if (check.nowArg !== '') args.push(check.nowArg);
   return args;
 }

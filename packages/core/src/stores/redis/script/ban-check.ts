@@ -13,7 +13,7 @@
  */
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
-import { fieldList, inFieldLocals } from './fast-paths.js';
+import { fieldList, fieldsRead, inFieldLocals } from './fast-paths.js';
 import {
   COST_IN_UNITS,
   indented,
@@ -34,12 +34,7 @@ export function banCheckLua(algorithm: Algorithm): string {
   const policy = Array.from({ length: fields }, (_, k) => `f${k + 1}`);
   const all = [...policy, 'refusals', 'bannedUntil'];
   const numbers = [...names, 'after', 'duration'];
-  // f<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
-  let parse = '';
-  for (let k = all.length; k >= 1; k--) {
-    const part = `sep = find(raw, ':', from, true)\n${all[k - 1]} = sub(raw, from, sep and sep - 1) + 0`;
-    parse = k === all.length ? part : `${part}\nif not sep then break end\nfrom = sep + 1\n${parse}`;
-  }
+  const parse = fieldsRead(all);
   const reply = (x: string) => `${SAFE(x)} and ${x} or format('%.17g', ${x})`;
   const header = `-- A single check (${algorithm.name}) with a ban: one consume of one policy, alone in its call.
 -- KEYS[1]  the check's key: ${policy.join(':')} (the policy), then refusals in a row and when the ban ends

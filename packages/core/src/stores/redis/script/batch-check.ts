@@ -18,7 +18,7 @@
  */
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
-import { fieldList, inFieldLocals } from './fast-paths.js';
+import { fieldList, fieldsRead, inFieldLocals } from './fast-paths.js';
 import { applied, matchedFields, type PairMember, pairMembers, policyPairFile } from './policy-pair.js';
 import {
   COST_IN_UNITS,
@@ -64,12 +64,7 @@ function onePolicyParts(algorithm: Algorithm): BatchParts {
   const { units, names } = onePolicyArguments(algorithm, false);
   const inline = (body: string, spaces: number) =>
     indented(inFieldLocals(units ? body.replaceAll(COST_IN_UNITS, 'units') : body, fields), spaces);
-  // f<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
-  let parse = '';
-  for (let k = fields; k >= 1; k--) {
-    const part = `sep = find(raw, ':', from, true)\nf${k} = sub(raw, from, sep and sep - 1) + 0`;
-    parse = k === fields ? part : `${part}\nif not sep then break end\nfrom = sep + 1\n${parse}`;
-  }
+  const parse = fieldsRead(Array.from({ length: fields }, (_, k) => `f${k + 1}`));
   return {
     what: algorithm.name,
     policies: 'one policy',

@@ -33,12 +33,7 @@ export function settleOne(): string {
 export function settleAlone(): string {
   const most = Math.max(...[...ALGORITHM_LUA.keys()].map(({ fields }) => fields));
   const parts = fieldList(most, (k) => `p${k}`);
-  // p<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
-  let parse = '';
-  for (let k = most; k >= 1; k--) {
-    const part = `sep = find(raw, ':', from, true)\n    p${k} = sub(raw, from, sep and sep - 1) + 0`;
-    parse = k === most ? part : `${part}\n    if not sep then break end\n    from = sep + 1\n    ${parse}`;
-  }
+  const parse = fieldsRead(Array.from({ length: most }, (_, k) => `p${k + 1}`));
   return `
 -- The numbers of a stored string, as many as the longest state has (false for those it lacks).
 local function parsed(raw)
@@ -134,6 +129,17 @@ function wholeFields(count: number): string {
     (k) => `f${k} % 1 == 0 and f${k} > -9007199254740992 and f${k} < 9007199254740992`,
     ' and ',
   );
+}
+
+/**
+ * Lua that reads the numbers of the stored string `raw` into `names`, in order, one `find` and
+ * `sub` each, for the body of a `repeat … until true` that declares `from` (1) and `sep`: a name
+ * past the string's end keeps its value (false), so a state cut short fails.
+ */
+export function fieldsRead(names: readonly string[]): string {
+  return names
+    .map((name) => `sep = find(raw, ':', from, true)\n${name} = sub(raw, from, sep and sep - 1) + 0`)
+    .join('\nif not sep then break end\nfrom = sep + 1\n');
 }
 
 /** `each(1)`, …, `each(count)`, joined by `separator`. */

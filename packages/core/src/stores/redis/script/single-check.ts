@@ -19,7 +19,7 @@
  */
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
-import { fieldList, inFieldLocals } from './fast-paths.js';
+import { fieldList, fieldsRead, inFieldLocals } from './fast-paths.js';
 
 /** Whether an algorithm's single-check script is sent the policy's capacity. */
 export function readsCapacity(algorithm: Algorithm): boolean {
@@ -161,12 +161,7 @@ export function singleCheckLua(algorithm: Algorithm, overridable = false): strin
   const policyArgs = policyNames.join(', ');
   const policyValues = fieldList(policyNames.length, (k) => `argv[${k}] + 0`);
   const a = policyNames.length + 1; // where the check's arguments begin
-  // p<k>: the k-th number of the stored string; false past its end, so a state cut short fails.
-  let parse = '';
-  for (let k = fields; k >= 1; k--) {
-    const part = `sep = find(raw, ':', from, true)\n    f${k} = sub(raw, from, sep and sep - 1) + 0`;
-    parse = k === fields ? part : `${part}\n    if not sep then break end\n    from = sep + 1\n    ${parse}`;
-  }
+  const parse = fieldsRead(Array.from({ length: fields }, (_, k) => f(k + 1)));
   const whole = fieldList(fields, (k) => `(${SAFE(f(k))})`, '\nand ');
   const digits = fieldList(fields, () => '%d', ':');
   const anyNumber = fieldList(

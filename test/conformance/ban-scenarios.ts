@@ -55,6 +55,19 @@ export const banScenarios: Scenario[] = [
     },
   },
   {
+    name: 'ban: refusals in a row end with the state that kept them, whether the store has forgotten it yet or not',
+    policies: { limit: 5, window: '2s', algorithm: 'fixed-window' },
+    ban: { after: 2, duration: '1m' },
+    async run(limiter, { clock }) {
+      expect((await limiter.consume('k', { cost: 5 })).allowed).toBe(true);
+      expect((await limiter.consume('k')).reason).toBe('limited'); // one in a row
+      clock.advance(2_000); // the window is over: the key says no more than a fresh one
+      await limiter.penalty('k', 3); // charged, not admitted: it does not start the count again itself
+      expect((await limiter.consume('k', { cost: 3 })).reason).toBe('limited'); // one in a row, not two
+      expect((await limiter.consume('k', { cost: 3 })).reason).toBe('banned');
+    },
+  },
+  {
     name: 'ban: works with fixed and sliding windows, and expires with the key',
     policies: [
       { limit: 2, window: '1m', algorithm: 'fixed-window', name: 'fixed' },

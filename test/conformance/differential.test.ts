@@ -2,8 +2,9 @@
  * MemoryStore and RedisStore, side by side under one clock, through random sequences of what a client
  * and an app can do: consume (some of them given a maxWait), peek, reserve and settle or cancel (often
  * after a window has turned; half of them by id, some settled twice or after their ttl, at most 3 open
- * per key), refunds of past charges, penalties, overrides set, ended by their ttl or removed. Every
- * answer of the two limiters, and what each key then holds, must be the same.
+ * per key), refunds of past charges, penalties, overrides set, ended by their ttl or removed; for one
+ * policy, also with a ban or exponential backoff. Every answer of the two limiters, and what each key
+ * then holds, must be the same.
  */
 import {
   createLimiter,
@@ -101,7 +102,16 @@ async function both<T>(
   return [memory.value, redis.value];
 }
 
-async function run(seed: number, policies: Policy | Policy[], overrides: boolean): Promise<number> {
+/** A ban that the operations above reach now and then, and that ends within a run. */
+const BAN = { ban: { after: 2, duration: '3s' } } as const;
+const BACKOFF = { exponentialBackoff: true } as const;
+
+async function run(
+  seed: number,
+  policies: Policy | Policy[],
+  overrides: boolean,
+  rules: typeof BAN | typeof BACKOFF | Record<string, never> = {},
+): Promise<number> {
   const random = seeded(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const clock = new SharedClock();
@@ -114,6 +124,7 @@ async function run(seed: number, policies: Policy | Policy[], overrides: boolean
     onStoreError: 'throw',
     sleep,
     maxOpen: 3,
+    ...rules,
   } as const;
   // Reservations by id draw from a generator of their own, so the other operations stay as they were.
   const byId = seeded(seed + 1_000);
@@ -223,3 +234,26 @@ describe.each(Object.entries(POLICY_SETS))(
     });
   },
 );
+
+// A limiter that bans: its consumes of one policy go to the ban's own script, all else to the general one.
+describe.each(Object.entries(POLICY_SETS).filter(([, policies]) => !Array.isArray(policies)))(
+  'MemoryStore and RedisStore decide alike with a ban: %s',
+  (_name, policies) => {
+    it.each([7, 8])('without overrides (seed %i)', async (seed) => {
+      expect(await run(seed, policies, false, BAN)).toBe(900);
+    });
+    it('with overrides set, ended and removed (seed 9)', async () => {
+      expect(await run(9, policies, true, BAN)).toBe(900);
+    });
+  },
+);
+
+describe('MemoryStore and RedisStore decide alike with exponential backoff: token bucket', () => {
+  const policies = POLICY_SETS['token bucket'] as Policy;
+  it('without overrides (seed 10)', async () => {
+    expect(await run(10, policies, false, BACKOFF)).toBe(900);
+  });
+  it.each([11, 314])('with overrides set, ended and removed (seed %i)', async (seed) => {
+    expect(await run(seed, policies, true, BACKOFF)).toBe(900);
+  });
+});

@@ -13,6 +13,32 @@ async function admitted(limiter: Limiter, times: number): Promise<number> {
   return count;
 }
 
+/**
+ * A token bucket's key, consumed from under a larger override 100 ms before it ends, is kept until what
+ * was used is refilled at the policy's own rate, not only the override's.
+ */
+function keptUntilOwnRefill(variant: string, ban?: Scenario['ban']): Scenario {
+  return {
+    name: `override: a key is kept until what was used of a larger burst is refilled at the own rate after it ends${variant}`,
+    policies: { limit: 10, window: '1s' },
+    overrides: true,
+    ...(ban === undefined ? {} : { ban }),
+    async run(limiter, fixture) {
+      const { clock } = fixture;
+      await limiter.setOverride('k', 20, { ttl: 1_000 });
+      clock.advance(900);
+      const used = await limiter.consume('k', { cost: 5 });
+      expect(used.decidedBy).toMatchObject({ limit: 20, remaining: 15 });
+      const ttls = (await fixture.storedTtls?.()) ?? [400];
+      expect(Math.min(...ttls)).toBeGreaterThan(300); // kept 400 ms, until its own bucket is full again
+      // Over at 1 000 ms with 17 of 20: 3 used is 7 left of 10, and 2 more refilled by 1 200 ms. A key
+      // kept only as long as 17 of 20 takes to refill (150 ms) would be forgotten by then: 10 left.
+      clock.advance(300);
+      expect((await limiter.peek('k')).decidedBy).toMatchObject({ limit: 10, remaining: 9 });
+    },
+  };
+}
+
 export const overrideScenarios: Scenario[] = [
   {
     name: 'override: a token bucket cut to 3 for 2 s goes on at 97 of 100 once the override has ended',
@@ -28,6 +54,8 @@ export const overrideScenarios: Scenario[] = [
       expect(await admitted(limiter, 5)).toBe(5);
     },
   },
+  keptUntilOwnRefill(''),
+  keptUntilOwnRefill(', with a ban (the settle script)', { after: 5, duration: '1m' }),
   {
     name: 'override: removeOverride gives the client its own limit again, less what it used',
     policies: { limit: 100, window: '1m' },

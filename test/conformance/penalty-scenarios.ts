@@ -39,6 +39,18 @@ export const penaltyScenarios: Scenario[] = [
     },
   },
   {
+    name: 'exponentialBackoff: a streak ends with the state that kept it, whether the store has forgotten it yet or not',
+    policies: { limit: 1, window: '1s' },
+    penalties: { exponentialBackoff: true },
+    async run(limiter, { clock }) {
+      expect((await limiter.consume('k')).allowed).toBe(true);
+      expect(await refusedWaits(limiter, 1)).toEqual([1_000]);
+      clock.advance(1_000); // the bucket is full and the hold over: the key says no more than a fresh one
+      await limiter.penalty('k', 1); // charged, not admitted: it does not end the streak itself
+      expect(await refusedWaits(limiter, 1)).toEqual([1_000]); // a new streak: not doubled
+    },
+  },
+  {
     name: 'exponentialBackoff: the wait stops doubling at 1024 × the first',
     policies: { limit: 1, window: '1s' },
     penalties: { exponentialBackoff: true },

@@ -90,9 +90,11 @@ export function settlePolicies(
   const ban = rule !== undefined && rule.after > 0 ? rule : undefined;
   const backoff = rule?.exponentialBackoff === true;
   const b = ban === undefined ? o : o + 2; // where the backoff's fields begin
-  if (backoff) currentBackoff(st, b, stored);
+  const kept =
+    stored && !asForgotten(policies, st, ban === undefined ? undefined : o, backoff ? b : undefined, nowMs);
+  if (backoff) currentBackoff(st, b, kept);
   if (ban !== undefined) {
-    currentBan(st, o, stored, nowMs);
+    currentBan(st, o, kept, nowMs);
     if (checks && bannedUntil(st, o) > nowMs) {
       return {
         applied: false,
@@ -143,6 +145,34 @@ export function settlePolicies(
     backoffUntilMs: backoff ? backoffUntil(st, b) : 0,
     keepMs: Math.max(0, idleMs),
   };
+}
+
+/**
+ * Whether a key's states, its policies' brought to `nowMs`, are as good as forgotten: every policy's says
+ * no more than a fresh one, and no ban (at `banAt`) or hold (the backoff's, at `backoffAt`) is in force.
+ * The key was kept until then and no longer, so its refusals in a row start again here, whether its store
+ * has forgotten it yet or not (Redis forgets by its own clock, which an injected one may run ahead of).
+ */
+function asForgotten(
+  policies: readonly ResolvedPolicy[],
+  st: StateFields,
+  banAt: number | undefined,
+  backoffAt: number | undefined,
+  nowMs: number,
+): boolean {
+  const counting =
+    (banAt !== undefined && (st[banAt] as number) > 0) ||
+    (backoffAt !== undefined && (st[backoffAt] as number) > 0);
+  if (!counting) return false; // no count to end: read as it is
+  if (banAt !== undefined && (st[banAt + 1] as number) > nowMs) return false;
+  if (backoffAt !== undefined && (st[backoffAt + 1] as number) > nowMs) return false;
+  for (let i = 0, q = 0; i < policies.length; i++) {
+    const policy = policies[i] as ResolvedPolicy;
+    const algorithm = ALGORITHMS[policy.algorithm];
+    if (algorithm.idleMs(policy, st, q, nowMs) > 0) return false;
+    q += algorithm.fields;
+  }
+  return true;
 }
 
 /** Whether `cost` fits the policy's state at `o` within `maxWaitMs`; never for an algorithm that cannot owe. */

@@ -229,9 +229,16 @@ export class MemoryStore implements Store {
     let { keepMs } = settled;
     if (override !== undefined && keepMs !== undefined) {
       // Kept, too, until the policies' own limits would have refilled it once the override is over.
-      const remainingMs =
-        override.expiresAtMs === Number.POSITIVE_INFINITY ? 0 : override.expiresAtMs - nowMs;
+      const endsMs = override.expiresAtMs;
+      const remainingMs = endsMs === Number.POSITIVE_INFINITY ? 0 : endsMs - nowMs;
       keepMs = Math.max(keepMs, remainingMs + idleMsUnder(own, work, nowMs));
+      if (endsMs !== Number.POSITIVE_INFINITY) {
+        // Read in their terms from its end, as the next check will read it: what was used of a larger
+        // burst stays used, and takes longer to refill than the level alone says.
+        const ended = work.slice(0, table.fields);
+        rebasePolicies(override.policies, own, ended, endsMs, endsMs);
+        keepMs = Math.max(keepMs, idleMsUnder(own, ended, nowMs));
+      }
     }
     if (keepMs === 0) {
       if (slot !== undefined) this.#forget(slot);

@@ -193,7 +193,7 @@ if ${inline(lua.fits)} then
   ${inline(lua.apply)}
   local quiet, written = ${inline(lua.idle)}, nil
   if quiet < 0 then quiet = 0 end
-${overridable ? ownIdle(capacity, inline(lua.idle, 4)) : ''}${writtenAndAnswered(
+${overridable ? ownIdle(capacity, inline(lua.idle, 4), capacity && lua.rebase.trim() !== '' ? inline(lua.rebase, 6) : '', fields) : ''}${writtenAndAnswered(
   overridable
     ? overridableWrite(whole, digits, locals, anyNumber)
     : textAnswerWrite(whole, digits, locals, anyNumber, lua.nowField, lua.expiryKept !== undefined),
@@ -354,16 +354,30 @@ function ownLimits(capacity: boolean, idle: string): [string, string][] {
 
 /**
  * While an override is in force, a state is kept, too, until the policy's own limits would have refilled
- * it once the override is over (as the settle script keeps it).
+ * it once the override is over (as the settle script keeps it): for an algorithm that rebases (`rebase`,
+ * inlined; '' for none), also as its `fields` read in the policy's terms from the override's end.
  */
-function ownIdle(capacity: boolean, idle: string): string {
+function ownIdle(capacity: boolean, idle: string, rebase: string, fields: number): string {
   const own = ownLimits(capacity, idle);
   const restore =
     own.length === 0
       ? ''
       : `${own.map(([name]) => name).join(', ')} = ${own.map(([, value]) => value).join(', ')}\n    `;
+  const locals = fieldList(fields, (k) => `f${k}`);
+  const later =
+    rebase === ''
+      ? ''
+      : `
+    if ends > 0 then
+      -- Read in its terms from the override's end, as the next check will read it: what was used of a
+      -- larger burst stays used, and takes longer to refill than the level alone says.
+      local ${locals} = ${locals}
+      ${rebase}
+      quiet = max(quiet, ${idle})
+    end`;
+  const was = rebase === '' ? '' : 'local wasLimit, was, before = limit, capacity, ends\n    ';
   return `  if override ~= 0 then
-    ${restore}quiet = max(quiet, (ends > 0 and ends - now or 0) + (${idle}))
+    ${was}${restore}quiet = max(quiet, (ends > 0 and ends - now or 0) + (${idle}))${later}
   end
 `;
 }

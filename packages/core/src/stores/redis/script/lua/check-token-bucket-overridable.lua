@@ -73,8 +73,21 @@ if f1 >= cost * window then
   local quiet, written = f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit), nil
   if quiet < 0 then quiet = 0 end
   if override ~= 0 then
+    local wasLimit, was, before = limit, capacity, ends
     limit, capacity = ownLimit, ownCapacity
     quiet = max(quiet, (ends > 0 and ends - now or 0) + (f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit)))
+    if ends > 0 then
+      -- Read in its terms from the override's end, as the next check will read it: what was used of a
+      -- larger burst stays used, and takes longer to refill than the level alone says.
+      local f1, f2 = f1, f2
+      if f2 < before then
+        local level = min(was, f1 + max(0, ends - f2) * wasLimit)
+        -- What was used stays used: a level owed stays owed, one held is what the new burst leaves of it.
+        if level >= 0 then level = min(capacity, max(0, level + capacity - was)) end
+        f1, f2 = level, max(f2, ends)
+      end
+      quiet = max(quiet, f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit))
+    end
   end
   if quiet > 0 then
     local value

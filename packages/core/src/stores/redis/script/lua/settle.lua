@@ -726,8 +726,23 @@ local function heldPath()
     end
     local last, ban, backoff = o - 1, set.ban, set.backoff
     local b = ban and o + 2 or o -- where the backoff's fields begin
-    if backoff then BACKOFF.current(st, b, stored) end
-    if ban then BAN.current(st, o, stored, now) end
+    -- A key whose policies' states say no more than fresh ones, with no ban or hold in force, is as good as
+    -- forgotten, whether Redis has forgotten it yet or not: its refusals in a row start again.
+    local kept = stored
+    if stored and ((ban and st[o] > 0) or (backoff and st[b] > 0))
+      and not (ban and st[o + 1] > now) and not (backoff and st[b + 1] > now) then
+      kept = false
+      local q = 1
+      for i = 1, #set, 5 do
+        if idle(set[i], set[i + 2], set[i + 3], set[i + 4], st, q, now) > 0 then
+          kept = true
+          break
+        end
+        q = q + set[i + 1]
+      end
+    end
+    if backoff then BACKOFF.current(st, b, kept) end
+    if ban then BAN.current(st, o, kept, now) end
     local check = mode == 'consume' or mode == 'peek'
     if ban and check and BAN.banned(st, o, now) then
       return answer(0, st, last, st[o + 1], backoff and st[b + 1], override)
@@ -769,10 +784,17 @@ local function heldPath()
     end
     if backoff then quiet = max(quiet, BACKOFF.idle(st, b, now)) end
     if ov then
-      -- Kept, too, until the policies' own limits would have refilled it once the override is over.
-      local remaining, q = ov.expires > 0 and ov.expires - now or 0, 1
+      -- Kept, too, until the policies' own limits would have refilled it once the override is over, read in
+      -- their terms from its end as the next check will read it: what was used of a larger burst stays used,
+      -- and takes longer to refill than the level alone says.
+      local remaining, q, was, later = ov.expires > 0 and ov.expires - now or 0, 1, ov.set, {}
       for i = 1, #own, 5 do
         quiet = max(quiet, remaining + idle(own[i], own[i + 2], own[i + 3], own[i + 4], st, q, now))
+        if remaining > 0 then
+          for k = 1, own[i + 1] do later[k] = st[q + k - 1] end
+          rebase(own[i], was[i + 2], was[i + 4], own[i + 2], own[i + 4], later, 1, ov.expires, ov.expires)
+          quiet = max(quiet, idle(own[i], own[i + 2], own[i + 3], own[i + 4], later, 1, now))
+        end
         q = q + own[i + 1]
       end
     end

@@ -1,0 +1,125 @@
+/**
+ * MemoryStore and RedisStore, side by side under one clock, through random waves of checks started
+ * together: RedisStore decides a wave in one script call (the batch scripts, the hot-key scripts or the
+ * settle script's held path, as the wave's keys and the limiter's rules choose), MemoryStore one check
+ * after another in the order they were started. Every answer, and what each key then holds, must be the
+ * same, with and without a ban, exponential backoff or overrides set between waves.
+ */
+import {
+  createLimiter,
+  type Decision,
+  type Limiter,
+  type LimiterOptions,
+  type LimitOverride,
+  MemoryStore,
+  type Policy,
+  RedisStore,
+} from '@tollgate/core';
+import type { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectRedis, uniquePrefix } from '../harness/clients.js';
+import { seeded } from '../harness/seeded.js';
+
+const redis: Redis = await connectRedis();
+afterAll(() => redis.disconnect());
+
+const KEYS = ['a', 'b', 'c', 'd'];
+
+const POLICY_SETS: Record<string, Policy | Policy[]> = {
+  'token bucket': { limit: 10, window: '1s', burst: 15 },
+  'fixed window': { limit: 5, window: '2s', algorithm: 'fixed-window' },
+  'sliding window': { limit: 8, window: '1s', algorithm: 'sliding-window' },
+  'a token bucket and a fixed window': [
+    { limit: 2, window: '1s', burst: 5, name: 'second' },
+    { limit: 6, window: '10s', name: 'tens', algorithm: 'fixed-window' },
+  ],
+  'three policies': [
+    { limit: 10, window: '1s', name: 'second' },
+    { limit: 30, window: '10s', name: 'tens', algorithm: 'fixed-window' },
+    { limit: 40, window: '5s', name: 'sliding', algorithm: 'sliding-window' },
+  ],
+};
+
+type Rules = Pick<LimiterOptions, 'ban' | 'exponentialBackoff' | 'overrides'>;
+
+const RULES: Record<string, Rules> = {
+  'no rule': {},
+  'a ban': { ban: { after: 2, duration: '3s' } },
+  'exponential backoff': { exponentialBackoff: true },
+  overrides: { overrides: true },
+};
+
+/** More than a wave of both stores takes on a loaded machine, in ms. */
+const WAVE_MS = 50;
+
+/** What two decisions must agree on: all of it. */
+function comparable(decision: Decision): unknown {
+  return JSON.parse(JSON.stringify(decision));
+}
+
+async function run(seed: number, policies: Policy | Policy[], rules: Rules): Promise<number> {
+  const random = seeded(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  // One clock, always ahead of this process's own by more than a wave takes: Redis forgets a key by the
+  // real clock, so the test clock must reach a key's end no later than Redis does.
+  let aheadMs = 0;
+  let nowMs = Date.now();
+  const clock = () => nowMs;
+  const options = { policies, denyCache: false, onStoreError: 'throw', ...rules } as const;
+  const memory = createLimiter({ ...options, store: new MemoryStore({ clock }) });
+  const onRedis = createLimiter({
+    ...options,
+    store: new RedisStore({ client: redis, prefix: uniquePrefix('differential-waves'), clock }),
+  });
+  const limits = Array.isArray(policies) ? policies : [policies];
+  let compared = 0;
+  for (let wave = 0; wave < 100; wave++) {
+    const roll = random();
+    aheadMs +=
+      (roll < 0.3 ? 0 : roll < 0.7 ? Math.floor(random() * 150) : Math.floor(random() * 2_500)) + WAVE_MS;
+    nowMs = Math.max(nowMs, Date.now() + aheadMs);
+    if (rules.overrides && random() < 0.1) {
+      const first = 1 + Math.floor(random() * 20);
+      const override: LimitOverride =
+        limits.length === 1
+          ? first
+          : Object.fromEntries(
+              limits.map((policy, i) => [policy.name as string, i === 0 ? first : policy.limit]),
+            );
+      const ttl = { ttl: 200 + Math.floor(random() * 3_000) };
+      const key = pick(KEYS);
+      await memory.setOverride(key, override, ttl);
+      await onRedis.setOverride(key, override, ttl);
+    }
+    // Half the waves on one hot key, the others across all four; a fifth of the checks peek.
+    const hot = random() < 0.5;
+    const checks: ((limiter: Limiter) => Promise<Decision>)[] = [];
+    for (let size = 1 + Math.floor(random() * 10); checks.length < size; ) {
+      const key = hot ? 'a' : pick(KEYS);
+      const cost = 1 + Math.floor(random() * 3);
+      checks.push(random() < 0.8 ? (l) => l.consume(key, { cost }) : (l) => l.peek(key, { cost }));
+    }
+    const what = `seed ${seed}, wave ${wave}`;
+    const together = await Promise.all(checks.map((check) => check(onRedis)));
+    const oneByOne: Decision[] = [];
+    for (const check of checks) oneByOne.push(await check(memory));
+    expect(together.map(comparable), what).toEqual(oneByOne.map(comparable));
+    for (const key of KEYS) {
+      expect(comparable(await onRedis.peek(key)), `${what}: ${key} holds`).toEqual(
+        comparable(await memory.peek(key)),
+      );
+      compared++;
+    }
+  }
+  return compared;
+}
+
+describe.each(Object.entries(POLICY_SETS))(
+  'in waves, MemoryStore and RedisStore decide alike: %s',
+  (_name, policies) => {
+    it.each(Object.entries(RULES))('with %s', async (rule, rules) => {
+      const seed = Object.keys(RULES).indexOf(rule) + 1;
+      expect(await run(seed, policies, rules)).toBe(400);
+    });
+  },
+);

@@ -3,12 +3,14 @@
  * once by the insurance limiter (limited, with headers), nothing is queued or sent to Redis later, the
  * incident is logged once each way, and the shared limit holds again once Redis is back — no restart.
  */
+
+import { createServer, type Socket } from 'node:net';
 import { createLimiter, RedisStore, StoreUnavailableError } from '@tollgate/core';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp, TestResponse } from '../frameworks/app-spec.js';
 import { drivers } from '../frameworks/drivers.js';
-import { connectRedis, untilReady } from '../harness/clients.js';
+import { connectNodeRedis, connectRedis, NODE_REDIS_MAJORS, untilReady } from '../harness/clients.js';
 import { commandCounts, type RedisProcess, startRedisServer } from '../harness/redis-server.js';
 
 let server: RedisProcess;
@@ -160,6 +162,56 @@ describe.each(drivers)('$name when Redis dies under load', (driver) => {
       });
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('a store made from a connected client, whose first check comes while the client reconnects', () => {
+  /** A limiter on a fresh store of `storeClient` that throws store errors, with a timeout of 5 s. */
+  function limiterOn(storeClient: ConstructorParameters<typeof RedisStore>[0]['client']) {
+    const limiter = createLimiter({
+      store: new RedisStore({ client: storeClient, prefix: 'outage-first:', logger: silent }),
+      policies: { limit: 5, window: '1h' },
+      onStoreError: 'throw',
+      timeout: '5s',
+    });
+    return limiter;
+  }
+
+  it('fails at once on ioredis, not after the timeout as while a client makes its first connection', async () => {
+    const own = await startRedisServer();
+    const ioredis = await connectRedis(own.url);
+    const limiter = limiterOn(ioredis);
+    // Redis gone, and the port held by a server that accepts the connection but never answers: ioredis
+    // stays connected but not ready ('connect'), as while its first connection is being made.
+    await own.kill();
+    const sockets: Socket[] = [];
+    const silentServer = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silentServer.listen(own.port, '127.0.0.1', resolve));
+    try {
+      if (ioredis.status !== 'connect') await new Promise((resolve) => ioredis.once('connect', resolve));
+      const started = performance.now();
+      await expect(limiter.consume('k')).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      ioredis.disconnect();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silentServer.close(resolve));
+    }
+  });
+
+  it.each(NODE_REDIS_MAJORS)('fails at once on node-redis %i, not after the timeout', async (major) => {
+    const own = await startRedisServer();
+    const nodeRedis = await connectNodeRedis(major, own.url);
+    const limiter = limiterOn(nodeRedis);
+    await own.kill();
+    try {
+      while (nodeRedis.isReady) await new Promise((resolve) => setImmediate(resolve));
+      const started = performance.now();
+      await expect(limiter.consume('k')).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      await nodeRedis.disconnect();
     }
   });
 });

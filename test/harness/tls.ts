@@ -94,7 +94,8 @@ function certificate(
   const ecdsaWithSha256 = seq(oid('1.2.840.10045.4.3.2'));
   const hourMs = 3_600_000;
   const serial = randomBytes(16);
-  serial[0] = (serial[0] as number) & 0x7f; // a positive INTEGER
+  // A positive INTEGER in its shortest form (DER): a first byte of 0 would be padding OpenSSL refuses.
+  serial[0] = 1 + ((serial[0] as number) % 0x7f);
   const tbs = seq(
     der(0xa0, der(0x02, Buffer.from([2]))), // version: v3
     der(0x02, serial),

@@ -30,6 +30,9 @@ export class IoRedisAdapter implements RedisClientAdapter {
 
   constructor(client: IoRedisClientLike) {
     this.#client = client;
+    // A client connected before the store was made is past its start: a check that comes while it
+    // reconnects must fail fast, not wait as for a first connection.
+    this.#wasReady = client.status === 'ready';
     const options = client.options as { enableAutoPipelining?: unknown } | undefined;
     this.#ownPipeline = typeof client.pipeline === 'function' && options?.enableAutoPipelining === true;
   }

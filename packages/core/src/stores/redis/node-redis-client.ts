@@ -41,8 +41,10 @@ export class NodeRedisAdapter implements RedisClientAdapter {
   constructor(client: NodeRedisClientLike | NodeRedisClusterLike) {
     this.#client = client;
     this.#cluster = 'masters' in client ? client : undefined;
-    // A client that connects between two checks, and drops before the next, must count as down, not starting.
-    if (this.#cluster === undefined && !this.#connected()) void this.firstReady();
+    // A client connected now, or that connects between two checks, is past its start: should it drop
+    // before the next check, that check must count it as down, not starting.
+    if (this.#connected()) this.#wasReady = true;
+    else if (this.#cluster === undefined) void this.firstReady();
   }
 
   get clustered(): boolean {

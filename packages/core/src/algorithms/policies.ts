@@ -2,8 +2,15 @@
 import type { AlgorithmName, Policy, ResolvedPolicy, ResolvedTokenSlice } from '../model/policy.js';
 import { type Duration, formatDuration, parseDuration } from '../support/duration.js';
 import { TollgateOptionError, TollgateRangeError } from '../support/option-error.js';
-import { closestName, type NameHint, rejectUnknownNames } from '../support/unknown-names.js';
-import { describeValue, isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
+import {
+  closestName,
+  describeValue,
+  isSettingsObject,
+  type NameHint,
+  ownOptions,
+  positiveWholeNumber,
+  rejectUnknownNames,
+} from '../support/value-checks.js';
 import { nearLimitFraction, nearLimitTokens } from './near-limit.js';
 import { ALGORITHM_NAMES, ALGORITHMS } from './registry.js';
 

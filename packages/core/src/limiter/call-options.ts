@@ -1,7 +1,7 @@
 /** The options each limiter method takes per call, checked on every call: a misspelt one is refused. */
 
 import { TollgateArgumentError } from '../support/argument-error.js';
-import { rejectUnknownNames } from '../support/unknown-names.js';
+import { rejectUnknownNames } from '../support/value-checks.js';
 
 /** The options of `consume`; `peek` and `reserve` take some of them. */
 export const CONSUME_OPTIONS: readonly string[] = ['cost', 'onStoreError', 'dryRun', 'maxWait', 'signal'];

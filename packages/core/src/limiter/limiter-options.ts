@@ -11,8 +11,13 @@ import type { Store } from '../model/store.js';
 import { MemoryStore } from '../stores/memory/memory-store.js';
 import { type Duration, parseDuration } from '../support/duration.js';
 import { TollgateOptionError } from '../support/option-error.js';
-import { rejectUnknownNames } from '../support/unknown-names.js';
-import { flagOption, isSettingsObject, ownOptions, positiveWholeNumber } from '../support/value-checks.js';
+import {
+  flagOption,
+  isSettingsObject,
+  ownOptions,
+  positiveWholeNumber,
+  rejectUnknownNames,
+} from '../support/value-checks.js';
 import { type Sleep, timerSleep } from './waits.js';
 
 /**

@@ -7,8 +7,7 @@ import type { ResolvedPolicy } from '../model/policy.js';
 import type { OverrideResult } from '../model/store.js';
 import { type Duration, parseDuration } from '../support/duration.js';
 import { TollgateOptionError } from '../support/option-error.js';
-import { rejectUnknownNames } from '../support/unknown-names.js';
-import { describeValue, isSettingsObject, ownOptions } from '../support/value-checks.js';
+import { describeValue, isSettingsObject, ownOptions, rejectUnknownNames } from '../support/value-checks.js';
 
 /**
  * One policy's limits in an override: a number is its `limit` (and capacity); an object may give the

@@ -1,7 +1,7 @@
 /** Durations as people write them (`'15s'`, `'10 seconds'`, `'1.5h'`) turned into whole milliseconds. */
 
 import { TollgateOptionError } from './option-error.js';
-import { closestName } from './unknown-names.js';
+import { closestName } from './value-checks.js';
 
 /**
  * The spellings of each unit, by the unit's short name: those of the `ms` package that most Node.js code

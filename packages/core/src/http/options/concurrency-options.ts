@@ -6,8 +6,12 @@ import type { InsuranceOptions } from '../../limiter/limiter-options.js';
 import type { Store } from '../../model/store.js';
 import { parseDuration } from '../../support/duration.js';
 import { TollgateOptionError } from '../../support/option-error.js';
-import { rejectUnknownNames } from '../../support/unknown-names.js';
-import { isSettingsObject, ownOptions, positiveWholeNumber } from '../../support/value-checks.js';
+import {
+  isSettingsObject,
+  ownOptions,
+  positiveWholeNumber,
+  rejectUnknownNames,
+} from '../../support/value-checks.js';
 import type { Logger } from '../../support/warnings.js';
 import type { KeyFunction } from '../identity/request-keys.js';
 import { OPTION_TABLE } from './option-table.js';

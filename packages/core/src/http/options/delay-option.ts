@@ -4,8 +4,12 @@ import { MAX_WAIT_MS, type Sleep } from '../../limiter/waits.js';
 import type { ResolvedPolicy } from '../../model/policy.js';
 import { type Duration, parseDuration } from '../../support/duration.js';
 import { TollgateOptionError } from '../../support/option-error.js';
-import { rejectUnknownNames } from '../../support/unknown-names.js';
-import { isSettingsObject, ownOptions, positiveWholeNumber } from '../../support/value-checks.js';
+import {
+  isSettingsObject,
+  ownOptions,
+  positiveWholeNumber,
+  rejectUnknownNames,
+} from '../../support/value-checks.js';
 
 /** `delay` as its check leaves it. */
 export interface ResolvedDelay {

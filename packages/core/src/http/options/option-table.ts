@@ -19,15 +19,21 @@ import type { AlgorithmName, Policy } from '../../model/policy.js';
 import type { Store } from '../../model/store.js';
 import { type Duration, parseDuration } from '../../support/duration.js';
 import { TollgateOptionError } from '../../support/option-error.js';
-import { closestName, rejectUnknownNames } from '../../support/unknown-names.js';
-import { flagOption, isSettingsObject, ownOptions, positiveWholeNumber } from '../../support/value-checks.js';
+import {
+  closestName,
+  flagOption,
+  isSettingsObject,
+  ownOptions,
+  positiveWholeNumber,
+  rejectUnknownNames,
+} from '../../support/value-checks.js';
 import { type Logger, WARNING_CODES, type WarningSwitches } from '../../support/warnings.js';
 import type { RateLimitCallback } from '../answer/callbacks.js';
 import {
   ALLOWED_ANSWER_HEADERS,
   headersSwitchedOff,
   LIMITED_ANSWER_HEADERS,
-} from '../answer/header-switches.js';
+} from '../answer/header-wrappers.js';
 import { HEADER_PROFILES, type HeaderProfile } from '../answer/headers.js';
 import { type AllowList, allowListOption } from '../identity/allow-list.js';
 import { byIp, type KeyFunction } from '../identity/request-keys.js';

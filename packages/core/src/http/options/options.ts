@@ -13,8 +13,7 @@ import { isZeroLimit, limitOrZero, resolveZeroLimit } from '../../limiter/zero-l
 import type { AlgorithmName, Policy, ResolvedPolicy } from '../../model/policy.js';
 import { parseDuration } from '../../support/duration.js';
 import { fromSource, TollgateOptionError } from '../../support/option-error.js';
-import { rejectUnknownNames } from '../../support/unknown-names.js';
-import { isSettingsObject, ownOptions } from '../../support/value-checks.js';
+import { isSettingsObject, ownOptions, rejectUnknownNames } from '../../support/value-checks.js';
 import { whyDelayCannotWait } from './delay-option.js';
 import {
   type CheckedOptions,

@@ -3,7 +3,7 @@
  * @fastify/rate-limit, koa-ratelimit, rate-limiter-flexible, @nestjs/throttler), with what to write
  * instead, or a plain "not supported" where Tollgate has none.
  */
-import type { NameHint } from '../../support/unknown-names.js';
+import type { NameHint } from '../../support/value-checks.js';
 
 const KOA = 'koa-ratelimit';
 const FLEXIBLE = 'rate-limiter-flexible';

@@ -28,8 +28,8 @@ import type {
   StoreFailureAnswer,
 } from '../options/option-types.js';
 import { resolveRateLimitOptions } from '../options/options.js';
-import { type KeyControls, keyControlsOf } from './key-controls.js';
-import { boundLimiters } from './policy-limiters.js';
+import type { KeyControls } from './key-controls.js';
+import { boundLimiters, keyControlsOf } from './policy-limiters.js';
 import { responder } from './respond.js';
 import { responseCounting } from './response-counting.js';
 import { SetupChecks } from './setup-checks.js';

@@ -4,7 +4,6 @@
  */
 import type { LimitOverride, Override, OverrideOptions } from '../../limiter/overrides.js';
 import { TollgateOptionError } from '../../support/option-error.js';
-import type { BoundLimiters } from './policy-limiters.js';
 
 /** Per-key controls of an HTTP limiter; every adapter's middleware has them. */
 export interface KeyControls {
@@ -28,29 +27,6 @@ export interface KeyControls {
   removeOverride(key: string): Promise<void>;
   /** `key`'s override in force; `undefined`: none. */
   getOverride(key: string): Promise<Override | undefined>;
-}
-
-/**
- * The {@link KeyControls} of an HTTP limiter's limiters; `adapter` names it in errors.
- *
- * @example
- * Object.assign(middleware, keyControlsOf(limiters, '@tollgate/express'));
- */
-export function keyControlsOf<Req>(limiters: BoundLimiters<Req>, adapter: string): KeyControls {
-  const fixed = () => {
-    if (limiters.fixed !== undefined) return limiters.fixed.limiter;
-    throw new TollgateOptionError(
-      `${adapter}: overrides need static policies; with a limit function, return the client's limit from it`,
-    );
-  };
-  return {
-    async resetKey(key) {
-      await Promise.all(Array.from(limiters.built(), ({ limiter }) => limiter.reset(key)));
-    },
-    setOverride: async (key, limits, options) => fixed().setOverride(key, limits, options),
-    removeOverride: async (key) => fixed().removeOverride(key),
-    getOverride: async (key) => fixed().getOverride(key),
-  };
 }
 
 /**

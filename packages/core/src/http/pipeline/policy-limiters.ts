@@ -1,16 +1,18 @@
 /**
  * The core limiters behind an HTTP limiter, each with the header writers for its policies: one for
  * static policies, one per distinct limit when `limit` is a function of the request (the limits used
- * lately only, so that limits from a database of customers cannot grow the heap without bound).
+ * lately only, so that limits from a database of customers cannot grow the heap without bound). And the
+ * per-key controls that reach them.
  */
 import { type Limiter, limiterFrom } from '../../limiter/limiter.js';
 import { limiterConfigOf, type OnStoreError } from '../../limiter/limiter-options.js';
 import { zeroLimiter } from '../../limiter/zero-limit.js';
 import type { ResolvedPolicy } from '../../model/policy.js';
-import { withSwitches } from '../answer/header-switches.js';
+import { TollgateOptionError } from '../../support/option-error.js';
+import { followingOverrides, withSwitches } from '../answer/header-wrappers.js';
 import { createHeaderWriter, type HeaderWriter } from '../answer/headers.js';
-import { followingOverrides } from '../answer/override-headers.js';
 import type { PerRequestPolicy, ResolvedRateLimitOptions } from '../options/options.js';
+import type { KeyControls } from './key-controls.js';
 
 /**
  * The most limiters kept for the distinct values of a `limit` function. Each holds 2–3 KB (its
@@ -168,5 +170,28 @@ function perLimit<Req>(
       return kept.size;
     },
     fixed: undefined,
+  };
+}
+
+/**
+ * The {@link KeyControls} of an HTTP limiter's limiters; `adapter` names it in errors.
+ *
+ * @example
+ * Object.assign(middleware, keyControlsOf(limiters, '@tollgate/express'));
+ */
+export function keyControlsOf<Req>(limiters: BoundLimiters<Req>, adapter: string): KeyControls {
+  const fixed = () => {
+    if (limiters.fixed !== undefined) return limiters.fixed.limiter;
+    throw new TollgateOptionError(
+      `${adapter}: overrides need static policies; with a limit function, return the client's limit from it`,
+    );
+  };
+  return {
+    async resetKey(key) {
+      await Promise.all(Array.from(limiters.built(), ({ limiter }) => limiter.reset(key)));
+    },
+    setOverride: async (key, limits, options) => fixed().setOverride(key, limits, options),
+    removeOverride: async (key) => fixed().removeOverride(key),
+    getOverride: async (key) => fixed().getOverride(key),
   };
 }

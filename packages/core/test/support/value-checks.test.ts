@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { closestName, rejectUnknownNames, unknownNameHint } from '../../src/support/unknown-names.js';
+import { closestName, rejectUnknownNames, unknownNameHint } from '../../src/support/value-checks.js';
 
 const KNOWN = ['limit', 'window', 'burst', 'key', 'failOpen', 'legacyHeaders'];
 

@@ -12,10 +12,12 @@ export interface Watched {
 }
 
 /**
- * Watches pending calls with one shared timer. When it fires, the verdict waits for two turns of the
- * event loop: a late timer means a busy process, whose answers may be sitting unread in the socket, and
- * those turns read them. Only a call whose answer is still missing after that is given up on. An answer
- * that was late because this process was busy therefore still decides.
+ * Watches pending calls with one shared timer. A late timer means a busy process, whose answers may be
+ * sitting unread in the socket: when it fires, the watch marks the time one turn of the event loop later,
+ * and gives up only on calls already overdue at that mark whose answers are still missing after the next
+ * poll for I/O. A call that falls due later, while the process is busy (a handler blocking the loop), is
+ * judged after a poll of its own. An answer that was late because this process was busy therefore still
+ * decides.
  */
 export class DeadlineWatch {
   readonly #pending = new Set<Watched>();
@@ -68,14 +70,20 @@ export class DeadlineWatch {
   readonly #fired = (): void => {
     this.#timer = undefined;
     this.#armedForMs = Number.POSITIVE_INFINITY;
-    setImmediate(() => setImmediate(this.#judge));
+    setImmediate(this.#marked);
   };
 
-  readonly #judge = (): void => {
-    const nowMs = performance.now();
+  /** A turn after the timer: an answer that came before now is read by the poll before the verdict. */
+  readonly #marked = (): void => {
+    const overdueAtMs = performance.now();
+    setImmediate(() => this.#judge(overdueAtMs));
+  };
+
+  /** Gives up on the calls overdue at `overdueAtMs` that are still pending; re-arms for the others. */
+  #judge(overdueAtMs: number): void {
     let nextMs = Number.POSITIVE_INFINITY;
     for (const watched of this.#pending) {
-      if (watched.deadlineMs > nowMs) {
+      if (watched.deadlineMs > overdueAtMs) {
         nextMs = Math.min(nextMs, watched.deadlineMs);
         continue;
       }
@@ -85,5 +93,5 @@ export class DeadlineWatch {
       );
     }
     if (nextMs !== Number.POSITIVE_INFINITY) this.#arm(nextMs);
-  };
+  }
 }

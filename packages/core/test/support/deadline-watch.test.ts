@@ -1,0 +1,76 @@
+/**
+ * The deadline watch tells a silent store from a busy process: an answer that came while this process
+ * blocked its event loop still decides, even when the loop blocks after the watch's timer has fired.
+ */
+import { once } from 'node:events';
+import { createConnection, type Socket } from 'node:net';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DeadlineWatch } from '../../src/support/deadline-watch.js';
+import { StoreUnavailableError } from '../../src/support/store-error.js';
+
+/** A peer on a thread of its own: it answers `go` after `delayMs`, whatever this thread is doing. */
+const PEER = `
+const { createServer } = require('node:net');
+const { parentPort, workerData } = require('node:worker_threads');
+const server = createServer((socket) => {
+  socket.on('data', () => setTimeout(() => socket.write('answer'), workerData.delayMs));
+});
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+`;
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function peer(delayMs: number): Promise<Socket> {
+  const worker = new Worker(PEER, { eval: true, workerData: { delayMs } });
+  cleanups.push(() => worker.terminate());
+  const [port] = (await once(worker, 'message')) as [number];
+  const socket = createConnection({ port, host: '127.0.0.1' });
+  cleanups.push(() => socket.destroy());
+  await once(socket, 'connect');
+  return socket;
+}
+
+function blockFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+describe('DeadlineWatch', () => {
+  it('gives up on a call that finds no answer, and not on one whose answer came while the loop was blocked', async () => {
+    const socket = await peer(40);
+    const answered = new Promise<string>((resolve) => socket.once('data', (data) => resolve(String(data))));
+    // Posted on this thread: handled by the next poll for I/O, which reads what had come before it.
+    const busy = new MessageChannel();
+    cleanups.push(() => busy.port1.close());
+    busy.port2.on('message', () => blockFor(300));
+
+    const watch = new DeadlineWatch();
+    const silent = watch.watch(new Promise<never>(() => {}), 0);
+    const late = watch.watch(answered, 100);
+    // Due with the watch's own timer, after it: asks now, in the turn the watch takes before its verdict,
+    // and blocks the loop in the poll after it. The answer comes 40 ms in, while the loop is blocked, and
+    // `late` falls due then too.
+    setTimeout(() => {
+      setImmediate(() => {
+        socket.write('go');
+        busy.port1.postMessage('block');
+      });
+    }, 1);
+
+    await expect(silent).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(late).resolves.toBe('answer');
+  });
+
+  it('gives up on a call whose answer does not come within its timeout', async () => {
+    const socket = await peer(200);
+    const answered = new Promise<string>((resolve) => socket.once('data', (data) => resolve(String(data))));
+    const watch = new DeadlineWatch();
+    const late = watch.watch(answered, 50);
+    socket.write('go');
+    await expect(late).rejects.toThrow('did not answer within 50 ms');
+  });
+});

@@ -9,12 +9,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DeadlineWatch } from '../../src/support/deadline-watch.js';
 import { StoreUnavailableError } from '../../src/support/store-error.js';
 
-/** A peer on a thread of its own: it answers `go` after `delayMs`, whatever this thread is doing. */
+/**
+ * A peer on a thread of its own: it answers `go` after `delayMs`, whatever this thread is doing, and
+ * then raises `sent[0]`, once the answer is on its way.
+ */
 const PEER = `
 const { createServer } = require('node:net');
 const { parentPort, workerData } = require('node:worker_threads');
+const sent = new Int32Array(workerData.sent);
 const server = createServer((socket) => {
-  socket.on('data', () => setTimeout(() => socket.write('answer'), workerData.delayMs));
+  socket.on('data', () =>
+    setTimeout(() => socket.write('answer', () => Atomics.store(sent, 0, 1)), workerData.delayMs),
+  );
 });
 server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
 `;
@@ -24,36 +30,39 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function peer(delayMs: number): Promise<Socket> {
-  const worker = new Worker(PEER, { eval: true, workerData: { delayMs } });
+async function peer(delayMs: number): Promise<{ socket: Socket; sent: Int32Array }> {
+  const sent = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(PEER, { eval: true, workerData: { delayMs, sent: sent.buffer } });
   cleanups.push(() => worker.terminate());
   const [port] = (await once(worker, 'message')) as [number];
   const socket = createConnection({ port, host: '127.0.0.1' });
   cleanups.push(() => socket.destroy());
   await once(socket, 'connect');
-  return socket;
+  return { socket, sent };
 }
 
-function blockFor(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
+/** Blocks this thread for at least `ms`, and until `sent[0]` is raised (for 5 s at most). */
+function blockFor(ms: number, sent: Int32Array): void {
+  const started = performance.now();
+  const until = started + ms;
+  while (performance.now() < until || (Atomics.load(sent, 0) === 0 && performance.now() < started + 5_000));
 }
 
 describe('DeadlineWatch', () => {
   it('gives up on a call that finds no answer, and not on one whose answer came while the loop was blocked', async () => {
-    const socket = await peer(40);
+    const { socket, sent } = await peer(40);
     const answered = new Promise<string>((resolve) => socket.once('data', (data) => resolve(String(data))));
     // Posted on this thread: handled by the next poll for I/O, which reads what had come before it.
     const busy = new MessageChannel();
     cleanups.push(() => busy.port1.close());
-    busy.port2.on('message', () => blockFor(300));
+    busy.port2.on('message', () => blockFor(200, sent));
 
     const watch = new DeadlineWatch();
     const silent = watch.watch(new Promise<never>(() => {}), 0);
     const late = watch.watch(answered, 100);
     // Due with the watch's own timer, after it: asks now, in the turn the watch takes before its verdict,
-    // and blocks the loop in the poll after it. The answer comes 40 ms in, while the loop is blocked, and
-    // `late` falls due then too.
+    // and blocks the loop in the poll after it until the answer has come (40 ms in) and `late` has
+    // fallen due.
     setTimeout(() => {
       setImmediate(() => {
         socket.write('go');
@@ -66,7 +75,7 @@ describe('DeadlineWatch', () => {
   });
 
   it('gives up on a call whose answer does not come within its timeout', async () => {
-    const socket = await peer(200);
+    const { socket } = await peer(200);
     const answered = new Promise<string>((resolve) => socket.once('data', (data) => resolve(String(data))));
     const watch = new DeadlineWatch();
     const late = watch.watch(answered, 50);

@@ -41,10 +41,15 @@ export class IoRedisAdapter implements RedisClientAdapter {
     return this.#client.isCluster === true;
   }
 
-  runScript({ sha1, source }: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+  runScript(
+    { sha1, source }: LuaScript,
+    keys: readonly string[],
+    args: readonly string[],
+    resent?: () => readonly string[],
+  ): Promise<unknown> {
     return evalshaThenEval(
       () => this.#now('evalsha', sha1, keys.length, ...keys, ...args),
-      () => this.#now('eval', source, keys.length, ...keys, ...args),
+      () => this.#now('eval', source, keys.length, ...keys, ...(resent?.() ?? args)),
     );
   }
 

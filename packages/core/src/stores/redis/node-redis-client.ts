@@ -51,11 +51,16 @@ export class NodeRedisAdapter implements RedisClientAdapter {
     return this.#cluster !== undefined;
   }
 
-  runScript({ sha1, source }: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+  runScript(
+    { sha1, source }: LuaScript,
+    keys: readonly string[],
+    args: readonly string[],
+    resent?: () => readonly string[],
+  ): Promise<unknown> {
     const count = String(keys.length);
     return evalshaThenEval(
       () => this.#send(keys[0], ['EVALSHA', sha1, count, ...keys, ...args]),
-      () => this.#send(keys[0], ['EVAL', source, count, ...keys, ...args]),
+      () => this.#send(keys[0], ['EVAL', source, count, ...keys, ...(resent?.() ?? args)]),
     );
   }
 

@@ -129,9 +129,15 @@ export interface RedisClientAdapter {
   /**
    * Runs `script` with these keys (one slot, on a Cluster): EVALSHA, and EVAL (which caches it again)
    * only when Redis answers NOSCRIPT. Written at once, whatever else is on its way: the store times
-   * each call from when it is sent.
+   * each call from when it is sent. The EVAL takes `resent()`'s arguments when given, made as it is
+   * written: Redis did not run the first call, so the second is a call of its own, timed from then.
    */
-  runScript(script: LuaScript, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  runScript(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly string[],
+    resent?: () => readonly string[],
+  ): Promise<unknown>;
   /** Whether keys of different slots must go in different calls. */
   readonly clustered: boolean;
   /** Deletes one key. */

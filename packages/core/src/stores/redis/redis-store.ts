@@ -122,7 +122,8 @@ export class RedisStore implements Store {
     const { adapter, prefix, clock, logger, warnings, breaker } = resolveRedisStoreOptions(options);
     this.#client = adapter;
     this.#batcher = new ScriptBatcher({
-      send: (script, keys, args) => adapter.runScript(script, keys, args) as Promise<unknown[]>,
+      send: (script, keys, args, resent) =>
+        adapter.runScript(script, keys, args, resent) as Promise<unknown[]>,
       groupOf: adapter.clustered ? clusterSlot : () => 0,
       deadlineArg: (sentAtMs, timeoutMs) => this.#deadline(sentAtMs, timeoutMs),
       watch: this.#watch,

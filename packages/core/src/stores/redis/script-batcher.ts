@@ -25,9 +25,15 @@ import {
 
 /**
  * Runs `script` (the settle script, or the single-check script) with these keys and arguments; resolves
- * to its answers, one after another.
+ * to its answers, one after another. Should Redis have lost the script (NOSCRIPT), the call is written
+ * again with `resent()`'s arguments, made then.
  */
-export type SendBatch = (script: LuaScript, keys: string[], args: string[]) => Promise<unknown[]>;
+export type SendBatch = (
+  script: LuaScript,
+  keys: string[],
+  args: string[],
+  resent: () => readonly string[],
+) => Promise<unknown[]>;
 
 /**
  * What the script answered for a check: its fields from `answers[at]` on (read with `script/wire.ts`),
@@ -149,26 +155,46 @@ export class ScriptBatcher {
   };
 
   #send(group: Group, batch: Queued[]): void {
-    const { watch, send } = this.#settings;
+    const { script, keys, args, shapes, single } = this.#written(batch);
+    group.inFlight++;
+    this.#settings
+      .send(script, keys, args, () => this.#resent(group, batch, args))
+      .then(
+        (reply) =>
+          this.#finished(
+            group,
+            batch,
+            single === undefined ? reply : singleCheckAnswers(reply, single),
+            shapes,
+            undefined,
+          ),
+        (error: unknown) => this.#finished(group, batch, undefined, 0, error),
+      );
+  }
+
+  /**
+   * The arguments of `batch` written again after a NOSCRIPT, which a busy process may read late: as new,
+   * its deadlines and those of the checks waiting behind it from now; or, once the watch has given up on
+   * one of its checks (its fallback decided, so Redis must not count it), as first written.
+   */
+  #resent(group: Group, batch: Queued[], args: readonly string[]): readonly string[] {
+    if (batch.some((queued) => queued.done)) return args;
+    const call = this.#written(batch);
+    const nowMs = performance.now();
+    for (const waiting of group.queue) if (waiting.watched) this.#settings.watch.restart(waiting, nowMs);
+    return call.args;
+  }
+
+  /** The script call of `batch`, written now: each check's deadline runs from here. */
+  #written(batch: Queued[]) {
+    const { watch } = this.#settings;
     const sentAtMs = Date.now();
     const sentOnWatchMs = performance.now(); // the watch's clock: monotonic
-    const { script, keys, args, shapes, single } = this.#callOf(batch, sentAtMs);
     for (const queued of batch) {
       queued.sentAtMs = sentAtMs;
       if (queued.watched) watch.restart(queued, sentOnWatchMs);
     }
-    group.inFlight++;
-    send(script, keys, args).then(
-      (reply) =>
-        this.#finished(
-          group,
-          batch,
-          single === undefined ? reply : singleCheckAnswers(reply, single),
-          shapes,
-          undefined,
-        ),
-      (error: unknown) => this.#finished(group, batch, undefined, 0, error),
-    );
+    return this.#callOf(batch, sentAtMs);
   }
 
   /** The script call of `batch`, written at `sentAtMs`, each check given its shape in it. */

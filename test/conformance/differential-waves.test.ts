@@ -19,26 +19,21 @@ import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectRedis, uniquePrefix } from '../harness/clients.js';
 import { seeded } from '../harness/seeded.js';
+import { comparable, POLICY_SETS, SharedClock } from './differential-fixtures.js';
 
 const redis: Redis = await connectRedis();
 afterAll(() => redis.disconnect());
 
 const KEYS = ['a', 'b', 'c', 'd'];
 
-const POLICY_SETS: Record<string, Policy | Policy[]> = {
-  'token bucket': { limit: 10, window: '1s', burst: 15 },
-  'fixed window': { limit: 5, window: '2s', algorithm: 'fixed-window' },
-  'sliding window': { limit: 8, window: '1s', algorithm: 'sliding-window' },
-  'a token bucket and a fixed window': [
-    { limit: 2, window: '1s', burst: 5, name: 'second' },
-    { limit: 6, window: '10s', name: 'tens', algorithm: 'fixed-window' },
-  ],
-  'three policies': [
-    { limit: 10, window: '1s', name: 'second' },
-    { limit: 30, window: '10s', name: 'tens', algorithm: 'fixed-window' },
-    { limit: 40, window: '5s', name: 'sliding', algorithm: 'sliding-window' },
-  ],
-};
+/** The policy sets the waves run: one of each algorithm, a pair, and three policies. */
+const WAVE_SETS = [
+  'token bucket',
+  'fixed window',
+  'sliding window',
+  'a token bucket and a fixed window',
+  'three policies',
+].map((name) => [name, POLICY_SETS[name] as Policy | Policy[]] as const);
 
 type Rules = Pick<LimiterOptions, 'ban' | 'exponentialBackoff' | 'overrides'>;
 
@@ -49,35 +44,21 @@ const RULES: Record<string, Rules> = {
   overrides: { overrides: true },
 };
 
-/** More than a wave of both stores takes on a loaded machine, in ms. */
-const WAVE_MS = 50;
-
-/** What two decisions must agree on: all of it. */
-function comparable(decision: Decision): unknown {
-  return JSON.parse(JSON.stringify(decision));
-}
-
 async function run(seed: number, policies: Policy | Policy[], rules: Rules): Promise<number> {
   const random = seeded(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  // One clock, always ahead of this process's own by more than a wave takes: Redis forgets a key by the
-  // real clock, so the test clock must reach a key's end no later than Redis does.
-  let aheadMs = 0;
-  let nowMs = Date.now();
-  const clock = () => nowMs;
+  const clock = new SharedClock();
   const options = { policies, denyCache: false, onStoreError: 'throw', ...rules } as const;
-  const memory = createLimiter({ ...options, store: new MemoryStore({ clock }) });
+  const memory = createLimiter({ ...options, store: new MemoryStore({ clock: clock.now }) });
   const onRedis = createLimiter({
     ...options,
-    store: new RedisStore({ client: redis, prefix: uniquePrefix('differential-waves'), clock }),
+    store: new RedisStore({ client: redis, prefix: uniquePrefix('differential-waves'), clock: clock.now }),
   });
   const limits = Array.isArray(policies) ? policies : [policies];
   let compared = 0;
   for (let wave = 0; wave < 100; wave++) {
     const roll = random();
-    aheadMs +=
-      (roll < 0.3 ? 0 : roll < 0.7 ? Math.floor(random() * 150) : Math.floor(random() * 2_500)) + WAVE_MS;
-    nowMs = Math.max(nowMs, Date.now() + aheadMs);
+    clock.step(roll < 0.3 ? 0 : roll < 0.7 ? Math.floor(random() * 150) : Math.floor(random() * 2_500));
     if (rules.overrides && random() < 0.1) {
       const first = 1 + Math.floor(random() * 20);
       const override: LimitOverride =
@@ -114,12 +95,9 @@ async function run(seed: number, policies: Policy | Policy[], rules: Rules): Pro
   return compared;
 }
 
-describe.each(Object.entries(POLICY_SETS))(
-  'in waves, MemoryStore and RedisStore decide alike: %s',
-  (_name, policies) => {
-    it.each(Object.entries(RULES))('with %s', async (rule, rules) => {
-      const seed = Object.keys(RULES).indexOf(rule) + 1;
-      expect(await run(seed, policies, rules)).toBe(400);
-    });
-  },
-);
+describe.each(WAVE_SETS)('in waves, MemoryStore and RedisStore decide alike: %s', (_name, policies) => {
+  it.each(Object.entries(RULES))('with %s', async (rule, rules) => {
+    const seed = Object.keys(RULES).indexOf(rule) + 1;
+    expect(await run(seed, policies, rules)).toBe(400);
+  });
+});

@@ -10,6 +10,7 @@ import { TollgateError } from '../../support/tollgate-error.js';
 import type { LuaScript } from './redis-client.js';
 import {
   answerLength,
+  batchCheckAnswers,
   batchCheckCall,
   firstAnswerAt,
   isSingleCheck,
@@ -155,7 +156,7 @@ export class ScriptBatcher {
   };
 
   #send(group: Group, batch: Queued[]): void {
-    const { script, keys, args, shapes, single } = this.#written(batch);
+    const { script, keys, args, shapes, single, texted } = this.#written(batch);
     group.inFlight++;
     this.#settings
       .send(script, keys, args, () => this.#resent(group, batch, args))
@@ -164,7 +165,11 @@ export class ScriptBatcher {
           this.#finished(
             group,
             batch,
-            single === undefined ? reply : singleCheckAnswers(reply, single),
+            single !== undefined
+              ? singleCheckAnswers(reply, single)
+              : texted !== undefined
+                ? batchCheckAnswers(reply, texted)
+                : reply,
             shapes,
             undefined,
           ),
@@ -201,7 +206,16 @@ export class ScriptBatcher {
   #callOf(
     batch: Queued[],
     sentAtMs: number,
-  ): { script: LuaScript; keys: string[]; args: string[]; shapes: number; single?: ScriptCheck } {
+  ): {
+    script: LuaScript;
+    keys: string[];
+    args: string[];
+    shapes: number;
+    /** The check of a single-check script, whose reply `singleCheckAnswers` reads. */
+    single?: ScriptCheck;
+    /** The first check of a batch script whose reply `batchCheckAnswers` reads. */
+    texted?: ScriptCheck;
+  } {
     const { deadlineArg } = this.#settings;
     const only = batch.length === 1 ? (batch[0] as Queued) : undefined;
     if (only !== undefined && isSingleCheck(only.check)) {
@@ -217,7 +231,8 @@ export class ScriptBatcher {
     const alike = batchCheckCall(checks, deadlineArg(sentAtMs, first.timeoutMs));
     if (alike !== undefined) {
       for (const queued of batch) queued.shape = 1;
-      return { ...alike, shapes: 1 };
+      const { script, keys, args, textAnswers } = alike;
+      return { script, keys, args, shapes: 1, ...(textAnswers ? { texted: first } : {}) };
     }
     const call = new ScriptCall(
       (check) => this.#argsOf(check),

@@ -121,7 +121,7 @@ describe('the settle script Redis runs', () => {
   // A change here is a change in what every Redis runs: servers of two versions sharing one Redis run
   // both scripts side by side, so say in the changeset whether the stored values and answers still agree.
   it.skipIf(writing)('has the SHA pinned here', () => {
-    expect(SETTLE_SCRIPT.sha1).toBe('b4e95b7865e1c1639e356c9a5349db83a87776e8');
+    expect(SETTLE_SCRIPT.sha1).toBe('58899e143fce23fa6f3c7d8ec6f8a6ea25bd97b5');
   });
 });
 
@@ -130,9 +130,9 @@ describe('the single-check scripts Redis runs', () => {
     expect(
       Object.fromEntries(Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1])),
     ).toEqual({
-      'token-bucket': 'fef7384292f5a01daf77dd292e4554e204816634',
-      'fixed-window': 'b64ee783123d875af41109af560094cff5824cf8',
-      'sliding-window': '29437ce6ba9ecdcb99f1c6f9ff9745f4267266e8',
+      'token-bucket': 'd30c45736971140be9a5e89dd733c047fe495b8b',
+      'fixed-window': '8efd242ecfb3a1f7bfdbbbd9d7b2be549f0a56c0',
+      'sliding-window': '7cb9edd04a61dd0abb39369603f945654c875f3e',
     });
   });
 });
@@ -141,9 +141,9 @@ describe('the single-check scripts that read overrides', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(OVERRIDABLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': 'a7da79024598e78e4e9209006e32b5b91bf34126',
-      'fixed-window': '5831fba325d005071bb30b559ab902c06f8d9419',
-      'sliding-window': '7fe856cc94bf1029bc85bbb5fa6d1a84236ab8c3',
+      'token-bucket': 'f0094c404eda729568b06b9ef31294ab3a3c70b4',
+      'fixed-window': 'e30bab5742874e2587d6be2f7dd172f6232b54de',
+      'sliding-window': '917da64ddf821ddbe92aa16f95a1118dbc8e4933',
     });
   });
 });
@@ -152,9 +152,9 @@ describe('the single-check scripts of a policy with a ban Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(BAN_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': 'fff73ac95891a7f6b653ba9c0248aff73b93ab45',
-      'fixed-window': '97f1a0aac4c5f1f2468103ed44d6fc46fdd10d43',
-      'sliding-window': '19552e9e4c902d14f0fd3deaf5690af1d13b24f9',
+      'token-bucket': '45709b9c7e46cebda17361beb6a1a744578c162d',
+      'fixed-window': '3451e23807fb17e91d60a3aacb5ffb21cfbd9a1f',
+      'sliding-window': '1ef648874da01acce47bdb54c98c8f1071b84c1a',
     });
   });
 });
@@ -163,9 +163,9 @@ describe('the batch scripts Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '55cb56f00c85ff10e9a6202af5cb00de785d2bb1',
-      'fixed-window': 'a3f583b940650ce3518446ab000cf01901030181',
-      'sliding-window': '9814899ed3d5a026c07058faf85405a0904558fb',
+      'token-bucket': '1e42fd5af8fbfc425aeece5b74d8aad6a7fbda73',
+      'fixed-window': '0471ee2e722236980152bbdef4ad6ad28df8f933',
+      'sliding-window': '20c61e61352906a5ebbb029e768be3ae7ff503bf',
     });
   });
 });
@@ -174,9 +174,9 @@ describe('the batch scripts for one key Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(HOT_KEY_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '86809d7d17cb52dca960429824cb9272aa1a8bc8',
-      'fixed-window': '6da451e3221dd9fde63263edd9b6e0f03bd20a1e',
-      'sliding-window': 'dc087b8d587f3394144891eb257c50c75918d016',
+      'token-bucket': 'ba8f165029a17c44970b2f9fe9c2690a8e9eeaba',
+      'fixed-window': '16f25fa76a909fc82b2cb14e992725b552c2d370',
+      'sliding-window': '91627deb2d595837aede5869e82231c37c63da33',
     });
   });
 });
@@ -184,15 +184,15 @@ describe('the batch scripts for one key Redis runs', () => {
 describe('the single-check scripts of two policies Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     expect(pairShas(POLICY_PAIR_CHECK_SCRIPTS)).toEqual({
-      'token-bucket token-bucket': '1b75fc7a135d142f4ba95bce90a8df6b43518e07',
-      'token-bucket fixed-window': '539611c8b188b248e70855d3aafd58d3c5822cff',
-      'token-bucket sliding-window': '0c8a5aced29088a99aa003bfdd30df96af29cd89',
-      'fixed-window token-bucket': '066be9bb8899e6e9902f1fe9356e69530c42bac8',
-      'fixed-window fixed-window': '265a6dc6361f69c0aef13fe0079ebeecabb0c14f',
-      'fixed-window sliding-window': 'cbbe58e05b7bd2285747f5116add807cec489af8',
-      'sliding-window token-bucket': '01ad05958d63d0ab280d3aa3d2b9652f395e97f6',
-      'sliding-window fixed-window': '398174e1979b4670063570a7a49796a90b26a3fe',
-      'sliding-window sliding-window': 'acc0001de9d71791e125bd047854d4f35c945f20',
+      'token-bucket token-bucket': 'd49d7c085764e05fe26ee692cd82fae7bd91f9ac',
+      'token-bucket fixed-window': '9f27105af96eb708b8b4ef7654a5a2ae1225fc8f',
+      'token-bucket sliding-window': 'a76ca3114cffbb1ec6958b39de5c8998b5ffc6f7',
+      'fixed-window token-bucket': '9efe9923a24e08f011d2093c75575a86b017cc66',
+      'fixed-window fixed-window': 'd1f851dd5d79b6fe26439c881535616d2715b47b',
+      'fixed-window sliding-window': 'ad080ef20d48c3500fefe182e51ddf8ac9bb2f0e',
+      'sliding-window token-bucket': 'b6d4edb07e896d897b23a26f247d9a32e7982cbf',
+      'sliding-window fixed-window': 'b063953577274f5fdc16e1e6427eae28d181ec41',
+      'sliding-window sliding-window': '6dce2175e4eef4f5ca47c4073c5d359965a41d0c',
     });
   });
 });
@@ -200,15 +200,15 @@ describe('the single-check scripts of two policies Redis runs', () => {
 describe('the batch scripts of two policies Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     expect(pairShas(POLICY_PAIR_BATCH_CHECK_SCRIPTS)).toEqual({
-      'token-bucket token-bucket': '218bc4e4bab9f95f644e0f549eca786b4c779b31',
-      'token-bucket fixed-window': '507217ec63a90e99db1fc3080f829cba92cfba7b',
-      'token-bucket sliding-window': '3e9d95e5ccc85af8b0dabcc1fa74f84f71f896e5',
-      'fixed-window token-bucket': '9b30dce79b293407e33404d933cbcf6193cf1621',
-      'fixed-window fixed-window': 'a56ad0c72d7d08b49861e7b87b873bdf3c71d545',
-      'fixed-window sliding-window': '00d6d644d830078a8931041dcbb9b9781a49ec1a',
-      'sliding-window token-bucket': '8ea8ea36bf1f85e2669798e150838b59b8a2d4b0',
-      'sliding-window fixed-window': 'fc4e7175bad4b97e0432ed3726ac52b9c925fac4',
-      'sliding-window sliding-window': '296a276af6ef313cc0497f88ad103bec2f3550ad',
+      'token-bucket token-bucket': '0421bacdab21c75c9073761c51c607c98e940193',
+      'token-bucket fixed-window': '9b94e8568b1ca83d2375abd7b83abc6bef2fcbb9',
+      'token-bucket sliding-window': 'cd4949bb535f2542fb675df582521c0264155469',
+      'fixed-window token-bucket': '8bd344bafce08e95fbf468f65bd252dedec1bc1e',
+      'fixed-window fixed-window': '762fcbd1c8513ccc2b9c4c86d4a1fc4f7c47c647',
+      'fixed-window sliding-window': 'e491966325ff37e84841fa953832d64f1ce9cd39',
+      'sliding-window token-bucket': '1db824ac1a6f98d7d9d2082a6b170dfdaad4befb',
+      'sliding-window fixed-window': '148e5fdfde7583b13623859ef73150b8d6e5fc52',
+      'sliding-window sliding-window': '27d4301fb181340146ca4cba0ae85d968077856d',
     });
   });
 });
@@ -216,22 +216,22 @@ describe('the batch scripts of two policies Redis runs', () => {
 describe('the batch scripts of two policies for one key Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     expect(pairShas(POLICY_PAIR_HOT_KEY_CHECK_SCRIPTS)).toEqual({
-      'token-bucket token-bucket': '58a5230f539aaff3065a926f622c2b57476c37a9',
-      'token-bucket fixed-window': '94317c88bf361061e621daf17a9fa89226f965c7',
-      'token-bucket sliding-window': '7ee4004e7fe6702a928a6e97f875be56023a7747',
-      'fixed-window token-bucket': '604603e712fb8921f9158b7803cd9180027bb0c2',
-      'fixed-window fixed-window': '69e5ecac60d3815b4450933b4dd4efeb6e97c394',
-      'fixed-window sliding-window': '3c84ee89a0597c78e4c240a5a914fb6384262904',
-      'sliding-window token-bucket': '3666fa509bed28a9ab410e83744e25e85f691d1f',
-      'sliding-window fixed-window': '2c181b54caf38830460b70fba08406800fc1965c',
-      'sliding-window sliding-window': '3195f3363fcdd038aa8c0445e21fd67fea43b625',
+      'token-bucket token-bucket': 'c281d3d11b352a3d65db8e51215977d232a017d9',
+      'token-bucket fixed-window': 'cf1fbe6f7f380a2de67760aaab66dacc97e9cfeb',
+      'token-bucket sliding-window': '85384c02b7e612c901237b2b8bb269b488b00f3d',
+      'fixed-window token-bucket': 'd88de4dcefbdc807bab58fb81e09fc590848ac6a',
+      'fixed-window fixed-window': '433e1f1f5a578af5daa6c093f19494ebf7e7c559',
+      'fixed-window sliding-window': 'aca3937ab62ae1ebabcb6b3d5acf6aac2e8cc5da',
+      'sliding-window token-bucket': '3988985b735a0c1e76e7c419f6b262cbf8b28411',
+      'sliding-window fixed-window': 'cc5c0bf8801defce8da668cc4467244ae6296474',
+      'sliding-window sliding-window': '80b355ace4a46ca9804198b13a232be323647a56',
     });
   });
 });
 
 describe('the single-check script of several policies Redis runs', () => {
   it.skipIf(writing)('has its SHA pinned here', () => {
-    expect(POLICIES_CHECK_SCRIPT.sha1).toBe('e67741b49e73628f7c4a74e5422748892d568561');
+    expect(POLICIES_CHECK_SCRIPT.sha1).toBe('01a15a662efa19b87728122ba1aa094c3cd045b4');
   });
 });
 
@@ -250,6 +250,6 @@ describe('the lease script Redis runs', () => {
 describe('the reservation script Redis runs', () => {
   // It holds the settle script: a change to that one changes this one too.
   it.skipIf(writing)('has the SHA pinned here', () => {
-    expect(RESERVATION_SCRIPT.sha1).toBe('1adc9baef009e5fbba77c6e0123581a6ab7f9641');
+    expect(RESERVATION_SCRIPT.sha1).toBe('6b6336a1ce65a97e2fc8ed15822b0daafd26d033');
   });
 });

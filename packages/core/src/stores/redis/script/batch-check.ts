@@ -14,7 +14,9 @@
  *          the policies, then the cost (in units, for one policy of an algorithm that reads it so), the
  *          deadline, and now unless it is the server's
  * Returns  { now, then per check: 1 or 0 and its fields, or -2 and Redis's error }; past the deadline,
- *          -1 per check
+ *          -1 per check. In the script for distinct keys, a check applied and written in whole numbers
+ *          is answered by the text written ('f1:f2…': applied, then the fields), which Redis replies for
+ *          less than the numbers (`batchCheckAnswers` in `wire.ts` reads it)
  */
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
@@ -113,15 +115,16 @@ function sharedOf({ fields, policyArgs, cost }: BatchParts) {
   const anyNumber = fields
     .map((f) => `(${SAFE(f)} and format('%d', ${f}) or format('%.17g', ${f}))`)
     .join(" .. ':' .. ");
-  const value = `(${whole})\nand format('${fields.map(() => '%d').join(':')}', ${locals})\nor ${anyNumber}`;
+  const digits = `format('${fields.map(() => '%d').join(':')}', ${locals})`;
+  const value = `(${whole})\nand ${digits}\nor ${anyNumber}`;
   // The check's answer at answers[n + 1]: applied, then its fields.
   const answered = fields.map((_, k) => `answers[n + ${k + 2}]`).join(', ');
-  const digits = fields.map((f) => `${SAFE(f)} and ${f} or format('%.17g', ${f})`).join(', ');
+  const numbers = fields.map((f) => `${SAFE(f)} and ${f} or format('%.17g', ${f})`).join(', ');
   const answer = `-- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if ${whole} then
   answers[n + 1], ${answered} = applied, ${locals}
 else
-  answers[n + 1], ${answered} = applied, ${digits}
+  answers[n + 1], ${answered} = applied, ${numbers}
 end
 n = n + ${fields.length + 1}`;
   // The policies, the cost, the deadline and now, from ARGV[first] on; a batch past its deadline answers -1
@@ -143,19 +146,21 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end`;
   };
-  return { locals, value, answer, prelude };
+  return { locals, whole, digits, anyNumber, value, answer, prelude };
 }
 
 /** The batch script for checks each on a key of its own, as Redis runs it. */
 function batchLua(parts: BatchParts): string {
   const { what, policies, fields, readState, current, fits, charge, keptExpiry, argumentNames } = parts;
-  const { locals, value, answer, prelude } = sharedOf(parts);
+  const { locals, whole, digits, anyNumber, answer, prelude } = sharedOf(parts);
+  const keepable = keptExpiry !== '';
   const header = `-- A batch of single checks (${what}): a consume of ${policies} on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     ${argumentNames}, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.`;
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').`;
   return withLibrary(
     header,
     `
@@ -163,28 +168,38 @@ local argv, keys = ARGV, KEYS
 ${prelude(1, '#keys')}
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, ${locals} = raw and true or false, ${fieldList(fields.length, () => 'false')}
     if raw then
       ${readState}
     end
     ${keptExpiry}${current}
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if ${fits} then
       applied = 1
       ${charge(true)}
       if quiet > 0 then
-        ${keptExpiry === '' ? stateWrite(value, false) : `local value = ${value}\n${stateWrite('value', true)}`}
+        if ${whole} then
+          local value = ${digits}
+          ${stateWrite('value', keepable)}
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
+        else
+          ${keepable ? `local value = ${anyNumber}\n${stateWrite('value', true)}` : stateWrite(anyNumber, false)}
+          err = written.err
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       ${answer}
     end
   end
@@ -215,7 +230,7 @@ local argv, key = ARGV, KEYS[1]
 local count = argv[1] + 0
 ${prelude(2, 'count')}
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end

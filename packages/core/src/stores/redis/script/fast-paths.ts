@@ -47,7 +47,7 @@ ${oneCheck({
   name: 'settleAlone',
   params: 'key, set, now, cost, mode, since',
   load: `local raw = redis.pcall('GET', key)
-  if type(raw) == 'table' then return refused(raw.err) end
+  if raw and raw.err then return refused(raw.err) end -- a refusal (a string's err is nil)
   local stored, ${parts} = raw and true or false, ${fieldList(most, () => 'false')}
   if raw then ${parts} = parsed(raw) end`,
   field: (k) => `p${k}`,

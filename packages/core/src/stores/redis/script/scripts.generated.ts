@@ -149,7 +149,7 @@ end
 
 local function settleAlone(key, set, now, cost, mode, since)
   local raw = redis.pcall('GET', key)
-  if type(raw) == 'table' then return refused(raw.err) end
+  if raw and raw.err then return refused(raw.err) end -- a refusal (a string's err is nil)
   local stored, p1, p2, p3 = raw and true or false, false, false, false
   if raw then p1, p2, p3 = parsed(raw) end
   local code, limit, window, capacity = set[1], set[3], set[4], set[5]
@@ -932,7 +932,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2 = raw and true or false, false, false
 if raw then
   local from, sep = 1
@@ -1012,7 +1012,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2 = raw and true or false, false, false
 if raw then
   local from, sep = 1
@@ -1095,7 +1095,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, f3 = raw and true or false, false, false, false
 if raw then
   local from, sep = 1
@@ -1198,7 +1198,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2 = raw and true or false, false, false
 if raw then
   local from, sep = 1
@@ -1314,7 +1314,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2 = raw and true or false, false, false
 if raw then
   local from, sep = 1
@@ -1400,7 +1400,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, f3 = raw and true or false, false, false, false
 if raw then
   local from, sep = 1
@@ -1514,7 +1514,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, refusals, bannedUntil = raw and true or false, false, false, false, false
 if raw then
   local from, sep = 1
@@ -1605,7 +1605,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, refusals, bannedUntil = raw and true or false, false, false, false, false
 if raw then
   local from, sep = 1
@@ -1689,7 +1689,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, f3, refusals, bannedUntil = raw and true or false, false, false, false, false, false
 if raw then
   local from, sep = 1
@@ -1782,7 +1782,8 @@ export const BATCH_CHECK_LUA = {
 -- ARGV     limit, capacityUnits, then cost * windowMs, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local ceil, find, sub, format = math.ceil, string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, capacity = argv[1] + 0, argv[2] + 0
@@ -1801,11 +1802,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2 = raw and true or false, false, false
     if raw then
       local from, sep = 1
@@ -1828,7 +1829,9 @@ for c = 1, #keys do
         if f1 > capacity then f1 = capacity end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if f1 >= units then
       applied = 1
       -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
@@ -1836,16 +1839,22 @@ for c = 1, #keys do
       if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
       local quiet, written = f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit), nil
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
-            and format('%d:%d', f1, f2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+          local value = format('%d:%d', f1, f2)
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
+        else
+          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+          err = written.err
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
@@ -1868,7 +1877,8 @@ return answers
 -- ARGV     limit, windowMs, then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local find, sub, format = string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, window = argv[1] + 0, argv[2] + 0
@@ -1887,11 +1897,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2 = raw and true or false, false, false
     if raw then
       local from, sep = 1
@@ -1911,27 +1921,39 @@ for c = 1, #keys do
       -- stepped back keeps the window it is in.
       if not stored or f2 <= 0 or now >= f1 + window then f1, f2 = now, 0 end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if f2 + cost <= limit then
       applied = 1
       f2 = f2 + cost
       local quiet, written = f2 > 0 and f1 + window - now or 0, nil
       if quiet > 0 then
-        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
-          and format('%d:%d', f1, f2)
-          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
-        if kept then
-          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+          local value = format('%d:%d', f1, f2)
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
         end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
@@ -1954,7 +1976,8 @@ return answers
 -- ARGV     limit, windowMs, then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local min, max, floor, find, sub, format = math.min, math.max, math.floor, string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, window = argv[1] + 0, argv[2] + 0
@@ -1973,11 +1996,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, f3 = raw and true or false, false, false, false
     if raw then
       local from, sep = 1
@@ -2008,7 +2031,9 @@ for c = 1, #keys do
         end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if -- The previous window's count, weighted by what the sliding window still covers of it.
       f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
       applied = 1
@@ -2017,22 +2042,32 @@ for c = 1, #keys do
         or f2 > 0 and f1 + window - now
         or 0, nil
       if quiet > 0 then
-        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-            and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992))
-          and format('%d:%d:%d', f1, f2, f3)
-          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
-        if kept then
-          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992) then
+          local value = format('%d:%d:%d', f1, f2, f3)
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
         end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -2082,7 +2117,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -2172,7 +2207,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -2255,7 +2290,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -2362,7 +2397,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -2465,7 +2500,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -2561,7 +2596,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, g1, g2, g3 = raw and true or false, false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -2673,7 +2708,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -2769,7 +2804,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -2869,7 +2904,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, g1, g2, g3 = raw and true or false, false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -2985,7 +3020,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -3095,7 +3130,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -3209,7 +3244,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, f3, g1, g2, g3 = raw and true or false, false, false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -3327,7 +3362,8 @@ export const POLICY_PAIR_BATCH_CHECK_LUA = {
 -- ARGV     limit1, window1, capacity1 (token-bucket), then limit2, window2, capacity2 (token-bucket); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local ceil, match, format = math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, capacity1, limit2, window2, capacity2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0, argv[6] + 0
@@ -3346,11 +3382,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -3377,7 +3413,9 @@ for c = 1, #keys do
         if g1 > capacity2 then g1 = capacity2 end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (f1 >= cost * window1)
       and (g1 >= cost * window2) then
       applied = 1
@@ -3397,18 +3435,24 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-            and format('%d:%d:%d:%d', f1, f2, g1, g2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d', f1, f2, g1, g2)
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
+        else
+          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+          err = written.err
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -3433,7 +3477,8 @@ return answers
 -- ARGV     limit1, window1, capacity1 (token-bucket), then limit2, window2 (fixed-window); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local ceil, match, format = math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, capacity1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
@@ -3452,11 +3497,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -3478,7 +3523,9 @@ for c = 1, #keys do
       -- stepped back keeps the window it is in.
       if not stored or g2 <= 0 or now >= g1 + window2 then g1, g2 = now, 0 end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (f1 >= cost * window1)
       and (g2 + cost <= limit2) then
       applied = 1
@@ -3496,18 +3543,24 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-            and format('%d:%d:%d:%d', f1, f2, g1, g2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d', f1, f2, g1, g2)
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
+        else
+          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+          err = written.err
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -3532,7 +3585,8 @@ return answers
 -- ARGV     limit1, window1, capacity1 (token-bucket), then limit2, window2 (sliding-window); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local min, max, floor, ceil, match, format = math.min, math.max, math.floor, math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, capacity1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
@@ -3551,11 +3605,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, g1, g2, g3 = raw and true or false, false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -3584,7 +3638,9 @@ for c = 1, #keys do
         end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (f1 >= cost * window1)
       and (-- The previous window's count, weighted by what the sliding window still covers of it.
         g2 * (window2 - min(window2, max(0, now - g1))) + (g3 + cost) * window2 <= limit2 * window2) then
@@ -3605,19 +3661,25 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
-              and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
-            and format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+          and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
+        else
+          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+          err = written.err
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -3645,7 +3707,8 @@ return answers
 -- ARGV     limit1, window1 (fixed-window), then limit2, window2, capacity2 (token-bucket); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local ceil, match, format = math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2, capacity2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
@@ -3664,11 +3727,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -3690,7 +3753,9 @@ for c = 1, #keys do
         if g1 > capacity2 then g1 = capacity2 end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (f2 + cost <= limit1)
       and (g1 >= cost * window2) then
       applied = 1
@@ -3708,18 +3773,24 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-            and format('%d:%d:%d:%d', f1, f2, g1, g2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d', f1, f2, g1, g2)
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
+        else
+          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+          err = written.err
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -3744,7 +3815,8 @@ return answers
 -- ARGV     limit1, window1 (fixed-window), then limit2, window2 (fixed-window); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local match, format = string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -3763,11 +3835,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -3786,7 +3858,9 @@ for c = 1, #keys do
       -- stepped back keeps the window it is in.
       if not stored or g2 <= 0 or now >= g1 + window2 then g1, g2 = now, 0 end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (f2 + cost <= limit1)
       and (g2 + cost <= limit2) then
       applied = 1
@@ -3802,23 +3876,33 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-            and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-            and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-          and format('%d:%d:%d:%d', f1, f2, g1, g2)
-          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
-        if kept then
-          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d', f1, f2, g1, g2)
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
         end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -3843,7 +3927,8 @@ return answers
 -- ARGV     limit1, window1 (fixed-window), then limit2, window2 (sliding-window); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local min, max, floor, match, format = math.min, math.max, math.floor, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -3862,11 +3947,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, g1, g2, g3 = raw and true or false, false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -3892,7 +3977,9 @@ for c = 1, #keys do
         end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (f2 + cost <= limit1)
       and (-- The previous window's count, weighted by what the sliding window still covers of it.
         g2 * (window2 - min(window2, max(0, now - g1))) + (g3 + cost) * window2 <= limit2 * window2) then
@@ -3911,24 +3998,34 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-            and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-            and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
-            and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
-          and format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
-          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
-        if kept then
-          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+          and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
         end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -3956,7 +4053,8 @@ return answers
 -- ARGV     limit1, window1 (sliding-window), then limit2, window2, capacity2 (token-bucket); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local min, max, floor, ceil, match, format = math.min, math.max, math.floor, math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2, capacity2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
@@ -3975,11 +4073,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -4008,7 +4106,9 @@ for c = 1, #keys do
         if g1 > capacity2 then g1 = capacity2 end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (-- The previous window's count, weighted by what the sliding window still covers of it.
         f2 * (window1 - min(window1, max(0, now - f1))) + (f3 + cost) * window1 <= limit1 * window1)
       and (g1 >= cost * window2) then
@@ -4029,19 +4129,25 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-            and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
+        else
+          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+          err = written.err
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -4067,7 +4173,8 @@ return answers
 -- ARGV     limit1, window1 (sliding-window), then limit2, window2 (fixed-window); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local min, max, floor, match, format = math.min, math.max, math.floor, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -4086,11 +4193,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -4116,7 +4223,9 @@ for c = 1, #keys do
       -- stepped back keeps the window it is in.
       if not stored or g2 <= 0 or now >= g1 + window2 then g1, g2 = now, 0 end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (-- The previous window's count, weighted by what the sliding window still covers of it.
         f2 * (window1 - min(window1, max(0, now - f1))) + (f3 + cost) * window1 <= limit1 * window1)
       and (g2 + cost <= limit2) then
@@ -4135,24 +4244,34 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-            and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-            and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-            and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-          and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
-        if kept then
-          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
         end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -4178,7 +4297,8 @@ return answers
 -- ARGV     limit1, window1 (sliding-window), then limit2, window2 (sliding-window); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local min, max, floor, match, format = math.min, math.max, math.floor, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -4197,11 +4317,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, f3, g1, g2, g3 = raw and true or false, false, false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -4234,7 +4354,9 @@ for c = 1, #keys do
         end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (-- The previous window's count, weighted by what the sliding window still covers of it.
         f2 * (window1 - min(window1, max(0, now - f1))) + (f3 + cost) * window1 <= limit1 * window1)
       and (-- The previous window's count, weighted by what the sliding window still covers of it.
@@ -4256,25 +4378,35 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-            and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-            and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-            and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
-            and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
-          and format('%d:%d:%d:%d:%d:%d', f1, f2, f3, g1, g2, g3)
-          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
-        if kept then
-          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+          and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d:%d:%d', f1, f2, f3, g1, g2, g3)
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
         end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
@@ -4329,7 +4461,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -4439,7 +4571,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -4542,7 +4674,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -4659,7 +4791,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -4762,7 +4894,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -4858,7 +4990,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -4968,7 +5100,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -5083,7 +5215,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -5191,7 +5323,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end
@@ -5330,7 +5462,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 -- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
 local stored, st = raw and true or false, {}
 if raw then
@@ -5715,7 +5847,7 @@ local batch = function(KEYS, ARGV)
 
   local function settleAlone(key, set, now, cost, mode, since)
     local raw = redis.pcall('GET', key)
-    if type(raw) == 'table' then return refused(raw.err) end
+    if raw and raw.err then return refused(raw.err) end -- a refusal (a string's err is nil)
     local stored, p1, p2, p3 = raw and true or false, false, false, false
     if raw then p1, p2, p3 = parsed(raw) end
     local code, limit, window, capacity = set[1], set[3], set[4], set[5]

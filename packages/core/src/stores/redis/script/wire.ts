@@ -305,12 +305,13 @@ export function singleCheckScript({ policies, ban, overrides }: ScriptCheck): Lu
  * The call of a batch script for `checks`, when there is one: two or more consumes of one or two
  * policies with no ban, penalty or override, of one limiter, alike in cost, clock and timeout (so in
  * deadline, being written together), either each on a key of its own or all on one key. Its arguments
- * are the first check's {@link singleCheckArgs} (after the number of checks, for one key).
+ * are the first check's {@link singleCheckArgs} (after the number of checks, for one key); `textAnswers`:
+ * its reply is read by {@link batchCheckAnswers}.
  */
 export function batchCheckCall(
   checks: readonly ScriptCheck[],
   deadlineArg: string,
-): { script: LuaScript; keys: string[]; args: string[] } | undefined {
+): { script: LuaScript; keys: string[]; args: string[]; textAnswers: boolean } | undefined {
   const first = checks[0];
   if (checks.length < 2 || first === undefined) return undefined;
   const { policies, cost, nowArg, timeoutMs, key } = first;
@@ -340,7 +341,7 @@ export function batchCheckCall(
       second === undefined
         ? HOT_KEY_CHECK_SCRIPTS[algorithm]
         : POLICY_PAIR_HOT_KEY_CHECK_SCRIPTS[algorithm][second];
-    return { script, keys: [key], args: [String(checks.length), ...args] };
+    return { script, keys: [key], args: [String(checks.length), ...args], textAnswers: false };
   }
   const keys = checks.map((check) => check.key);
   if (new Set(keys).size !== keys.length) return undefined;
@@ -348,7 +349,7 @@ export function batchCheckCall(
     second === undefined
       ? BATCH_CHECK_SCRIPTS[algorithm]
       : POLICY_PAIR_BATCH_CHECK_SCRIPTS[algorithm][second];
-  return { script, keys, args };
+  return { script, keys, args, textAnswers: true };
 }
 
 /** The single-check scripts' policy arguments, made once per set of policies. */
@@ -434,6 +435,32 @@ export function singleCheckAnswers(reply: unknown, { policies }: ScriptCheck): u
   const answers: unknown[] = [nowMs, 1];
   for (let k = 0; k < fields; k++) answers.push(parts[k]);
   return answers;
+}
+
+/**
+ * The reply of a batch script for distinct keys (see {@link batchCheckCall}) as the settle script
+ * answers: a check answered by the text written ('f1:f2…', applied) as 1 and its fields.
+ */
+export function batchCheckAnswers(reply: unknown, { policies }: ScriptCheck): unknown[] {
+  const answers = reply as unknown[];
+  let fields = 0;
+  for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
+  const read: unknown[] = [answers[0]];
+  let at = 1;
+  while (at < answers.length) {
+    const status = answers[at];
+    if (typeof status === 'string' && status.includes(':')) {
+      read.push(1);
+      for (const field of status.split(':')) read.push(Number(field));
+      at++;
+      continue;
+    }
+    const code = Number(status);
+    const length = code === EXPIRED ? 1 : code === REFUSED ? 2 : fields + 1;
+    for (let k = 0; k < length; k++) read.push(answers[at + k]);
+    at += length;
+  }
+  return read;
 }
 
 /** Whether two checks differ in nothing but their key, so the script may read them as one shape. */

@@ -22,7 +22,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
 if raw then
   -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.

@@ -37,7 +37,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 -- st: every policy's fields, in policy order, brought to now; fitting: whether the cost fits them all.
 local stored, st = raw and true or false, {}
 if raw then

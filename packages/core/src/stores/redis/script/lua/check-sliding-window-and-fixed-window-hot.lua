@@ -22,7 +22,7 @@ if deadline ~= '' and now > deadline + 0 then
   return answers
 end
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then
+if raw and raw.err then -- a refusal (a string's err is nil)
   for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
   return answers
 end

@@ -3,7 +3,8 @@
 -- ARGV     limit1, window1 (sliding-window), then limit2, window2, capacity2 (token-bucket); then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local min, max, floor, ceil, match, format = math.min, math.max, math.floor, math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2, capacity2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
@@ -22,11 +23,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
     if raw then
       -- One match reads every field: cheaper than a find and a sub for each. A state cut short fails.
@@ -55,7 +56,9 @@ for c = 1, #keys do
         if g1 > capacity2 then g1 = capacity2 end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if (-- The previous window's count, weighted by what the sliding window still covers of it.
         f2 * (window1 - min(window1, max(0, now - f1))) + (f3 + cost) * window1 <= limit1 * window1)
       and (g1 >= cost * window2) then
@@ -76,19 +79,25 @@ for c = 1, #keys do
         if idle > quiet then quiet = idle end
       end
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-              and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-              and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-              and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-            and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
+          local value = format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
+        else
+          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+          err = written.err
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)

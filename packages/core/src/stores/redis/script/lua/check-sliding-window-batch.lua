@@ -3,7 +3,8 @@
 -- ARGV     limit, windowMs, then cost, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local min, max, floor, find, sub, format = math.min, math.max, math.floor, string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, window = argv[1] + 0, argv[2] + 0
@@ -22,11 +23,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2, f3 = raw and true or false, false, false, false
     if raw then
       local from, sep = 1
@@ -57,7 +58,9 @@ for c = 1, #keys do
         end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if -- The previous window's count, weighted by what the sliding window still covers of it.
       f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
       applied = 1
@@ -66,22 +69,32 @@ for c = 1, #keys do
         or f2 > 0 and f1 + window - now
         or 0, nil
       if quiet > 0 then
-        local value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-            and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-            and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992))
-          and format('%d:%d:%d', f1, f2, f3)
-          or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
-        if kept then
-          written = redis.pcall('SET', key, value, 'KEEPTTL')
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992) then
+          local value = format('%d:%d:%d', f1, f2, f3)
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+          if kept then
+            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          end
+          err = written.err
         end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)

@@ -3,7 +3,8 @@
 -- ARGV     limit, capacityUnits, then cost * windowMs, deadline ('' none), now ('' or absent: the server's)
 -- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
 -- bring it to now, and if the cost fits, apply it and write (or delete) the state.
--- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }.
+-- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
 local ceil, find, sub, format = math.ceil, string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, capacity = argv[1] + 0, argv[2] + 0
@@ -22,11 +23,11 @@ if deadline ~= '' and now > deadline + 0 then
 end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
-  local raw, err = redis.pcall('GET', key), nil
-  if type(raw) == 'table' then
-    err = raw.err
-  else
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
+  -- refusal, a table, has one: a string's err is nil).
+  local raw = redis.pcall('GET', key)
+  local err = raw and raw.err
+  if not err then
     local stored, f1, f2 = raw and true or false, false, false
     if raw then
       local from, sep = 1
@@ -49,7 +50,9 @@ for c = 1, #keys do
         if f1 > capacity then f1 = capacity end
       end
     end
-    local applied = 0
+    -- answered: whether the check is answered by the text written (Redis replies a string for a fraction
+    -- of what it costs to reply the numbers).
+    local applied, answered = 0, false
     if f1 >= units then
       applied = 1
       -- A debt stops where the time to repay it would no longer be a whole number of ms a store can count.
@@ -57,16 +60,22 @@ for c = 1, #keys do
       if f1 < capacity - 9007199254740991 then f1 = capacity - 9007199254740991 end
       local quiet, written = f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit), nil
       if quiet > 0 then
-        written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-              and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
-            and format('%d:%d', f1, f2)
-            or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+        if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+          local value = format('%d:%d', f1, f2)
+          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          err = written.err
+          if not err then answers[n + 1], n, answered = value, n + 1, true end
+        else
+          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+          err = written.err
+        end
       elseif raw then
         written = redis.pcall('DEL', key)
+        if type(written) == 'table' then err = written.err end
       end
-      if type(written) == 'table' then err = written.err end
     end
-    if not err then
+    if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
         and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then

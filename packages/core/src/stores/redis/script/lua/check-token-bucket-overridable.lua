@@ -16,7 +16,7 @@ end
 if deadline ~= '' and now > deadline + 0 then return { now, -1 } end
 
 local raw = redis.pcall('GET', key)
-if type(raw) == 'table' then return { now, -2, raw.err } end
+if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
 local stored, f1, f2 = raw and true or false, false, false
 if raw then
   local from, sep = 1

@@ -160,7 +160,7 @@ local batch = function(KEYS, ARGV)
 
   local function settleAlone(key, set, now, cost, mode, since)
     local raw = redis.pcall('GET', key)
-    if type(raw) == 'table' then return refused(raw.err) end
+    if raw and raw.err then return refused(raw.err) end -- a refusal (a string's err is nil)
     local stored, p1, p2, p3 = raw and true or false, false, false, false
     if raw then p1, p2, p3 = parsed(raw) end
     local code, limit, window, capacity = set[1], set[3], set[4], set[5]

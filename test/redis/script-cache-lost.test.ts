@@ -2,9 +2,9 @@
  * A check whose script Redis has lost (NOSCRIPT: a restart, a failover, SCRIPT FLUSH) is written again
  * with the script's source. When this process is too busy to read the refusal before the check's
  * timeout, the second call is still a call of its own: it decides, counted once, and the process does not
- * take its own lateness for a silent Redis.
+ * take its own lateness for a silent Redis. So are a reservation by id and a concurrency lease.
  */
-import { createLimiter, RedisStore } from '@tollgate/core';
+import { createConcurrencyLimiter, createLimiter, RedisStore } from '@tollgate/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uniquePrefix, untilReady } from '../harness/clients.js';
@@ -65,4 +65,58 @@ it('runs a check whose NOSCRIPT answer is read after its timeout, and the check 
   ]);
   expect((await limiter.peek('busy')).decidedBy.remaining).toBe(4);
   expect((await limiter.peek('behind')).decidedBy.remaining).toBe(4);
+});
+
+/** Makes the next EVALSHA of `client` block this process's loop for 300 ms once it is written. */
+function busyAfterNextEvalsha(): void {
+  const evalsha = client.evalsha;
+  client.evalsha = function writtenThenBusy(this: Redis, ...args: unknown[]) {
+    client.evalsha = evalsha;
+    const reply = Reflect.apply(evalsha, this, args);
+    setImmediate(() => blockFor(300));
+    return reply;
+  } as typeof evalsha;
+}
+
+it('makes a reservation by id whose NOSCRIPT answer is read after its timeout, once', async () => {
+  const limiter = createLimiter({
+    store: new RedisStore({ client, prefix: uniquePrefix('noscript-reserve') }),
+    policies: { limit: 5, window: '1m' },
+    timeout: '100ms',
+    onStoreError: 'throw',
+  });
+  await limiter.consume('warm-up');
+  await client.script('FLUSH');
+  const before = await commandCounts(server.port);
+
+  busyAfterNextEvalsha();
+  const { decision } = await limiter.reserve('busy', 2, { id: 'order-1' });
+
+  expect(decision).toMatchObject({ allowed: true, degraded: false });
+  const after = await commandCounts(server.port);
+  expect([(after.evalsha ?? 0) - (before.evalsha ?? 0), (after.eval ?? 0) - (before.eval ?? 0)]).toEqual([
+    1, 1,
+  ]);
+  expect((await limiter.peek('busy')).decidedBy.remaining).toBe(3);
+});
+
+it('takes a lease whose NOSCRIPT answer is read after its timeout, once', async () => {
+  const store = new RedisStore({ client, prefix: uniquePrefix('noscript-lease') });
+  const leases = createConcurrencyLimiter({ store, limit: 2, timeout: '100ms', onStoreError: 'throw' });
+  const warm = await leases.acquire('warm-up');
+  await warm.lease?.release();
+  await client.script('FLUSH');
+  const before = await commandCounts(server.port);
+
+  busyAfterNextEvalsha();
+  const first = await leases.acquire('busy');
+
+  expect(first).toMatchObject({ acquired: true, degraded: false });
+  const after = await commandCounts(server.port);
+  expect([(after.evalsha ?? 0) - (before.evalsha ?? 0), (after.eval ?? 0) - (before.eval ?? 0)]).toEqual([
+    1, 1,
+  ]);
+  // One lease held: one more fits, and then none.
+  expect(await leases.acquire('busy')).toMatchObject({ acquired: true, degraded: false });
+  expect(await leases.acquire('busy')).toMatchObject({ acquired: false, degraded: false });
 });

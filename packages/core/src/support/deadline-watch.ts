@@ -50,9 +50,24 @@ export class DeadlineWatch {
 
   /** `reply`, or a `StoreUnavailableError` once `timeoutMs` has passed without it. */
   watch<T>(reply: Promise<T>, timeoutMs: number): Promise<T> {
+    return this.watchCall(() => reply, timeoutMs);
+  }
+
+  /**
+   * The reply of `call`, made now, or a `StoreUnavailableError` once `timeoutMs` has passed without it.
+   * `call` is given `renewed`, for when it writes the call again (after a NOSCRIPT): it gives the call its
+   * whole timeout again from now and returns `true`, or returns `false` once the call was given up on (its
+   * caller has moved on, so what is written again must change nothing).
+   */
+  watchCall<T>(call: (renewed: () => boolean) => Promise<T>, timeoutMs: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const watched = this.start(timeoutMs, reject);
-      reply.then(
+      const renewed = () => {
+        if (!this.#pending.has(watched)) return false;
+        this.restart(watched, performance.now());
+        return true;
+      };
+      call(renewed).then(
         (value) => this.stop(watched) && resolve(value),
         (error: unknown) => this.stop(watched) && reject(error),
       );

@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DeadlineWatch } from '../../src/support/deadline-watch.js';
 import { StoreUnavailableError } from '../../src/support/store-error.js';
 
@@ -81,5 +81,37 @@ describe('DeadlineWatch', () => {
     const late = watch.watch(answered, 50);
     socket.write('go');
     await expect(late).rejects.toThrow('did not answer within 50 ms');
+  });
+
+  it('times a call written again from then, unless it was given up on first', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'performance'] });
+    cleanups.push(() => vi.useRealTimers());
+    const watch = new DeadlineWatch();
+    let renew: () => boolean = () => true;
+    let answer: (value: string) => void = () => {};
+    const call = watch.watchCall(
+      (renewed) =>
+        new Promise<string>((resolve) => {
+          renew = renewed;
+          answer = resolve;
+        }),
+      60,
+    );
+    // Written again 40 ms in: its 60 ms run from then, so an answer 80 ms in still decides.
+    await vi.advanceTimersByTimeAsync(40);
+    expect(renew()).toBe(true);
+    await vi.advanceTimersByTimeAsync(40);
+    answer('answer');
+    await expect(call).resolves.toBe('answer');
+
+    const silent = watch.watchCall((renewed) => {
+      renew = renewed;
+      return new Promise<never>(() => {});
+    }, 60);
+    const given = expect(silent).rejects.toBeInstanceOf(StoreUnavailableError);
+    await vi.advanceTimersByTimeAsync(100);
+    await given;
+    // Given up on: what it writes again must change nothing.
+    expect(renew()).toBe(false);
   });
 });

@@ -188,7 +188,12 @@ export class RedisStore implements Store {
     const limits = override === undefined ? '' : overrideLimitsArg(override);
     const keepMs = refillBoundMs(override ?? policies);
     const args = overrideArgs(mode, nowArg, limits, ttlMs, keepMs, policies);
-    const send = () => this.#client.runScript(OVERRIDE_SCRIPT, [`${storeKey}:o`, storeKey], args);
+    // Written again after a NOSCRIPT, it is timed from then: it carries no deadline, so it is the same call.
+    const send = (renewed?: () => boolean) =>
+      this.#client.runScript(OVERRIDE_SCRIPT, [`${storeKey}:o`, storeKey], args, () => {
+        renewed?.();
+        return args;
+      });
     const [nowMs, stored] = overrideReplyOf(await this.#call(timeoutMs, send, true));
     this.#breaker.succeeded();
     if (mode === 'set') {
@@ -227,10 +232,15 @@ export class RedisStore implements Store {
     };
     const own = { ...request, actualCost: mode === 'settle' ? cost : 0 };
     let sentAtMs = 0;
-    const send = () => {
+    const written = () => {
       sentAtMs = Date.now();
-      const args = reservationArgs(own, check, this.#deadline(sentAtMs, timeoutMs));
-      return this.#client.runScript(RESERVATION_SCRIPT, reservationKeys(storeKey), args);
+      return reservationArgs(own, check, this.#deadline(sentAtMs, timeoutMs));
+    };
+    const send = (renewed?: () => boolean) => {
+      const args = written();
+      return this.#client.runScript(RESERVATION_SCRIPT, reservationKeys(storeKey), args, () =>
+        renewed?.() ? written() : args,
+      );
     };
     const { outcome, open, detail, answers } = reservationReplyOf(await this.#call(timeoutMs, send, true));
     const nowMs = Number(answers[0]);
@@ -262,11 +272,14 @@ export class RedisStore implements Store {
     const storeKey = `${this.#prefix}{${checkedOwner(key)}}:leases`;
     const nowArg = this.clock === undefined ? '' : String(checkedNow(this.clock));
     let sentAtMs = 0;
-    const send = () => {
+    const written = () => {
       sentAtMs = Date.now();
       const deadline = mode === 'acquire' ? this.#deadline(sentAtMs, timeoutMs) : '';
-      const args = leaseArgs(nowArg, deadline, mode, leaseId, limit, ttlMs);
-      return this.#client.runScript(LEASE_SCRIPT, [storeKey], args);
+      return leaseArgs(nowArg, deadline, mode, leaseId, limit, ttlMs);
+    };
+    const send = (renewed?: () => boolean) => {
+      const args = written();
+      return this.#client.runScript(LEASE_SCRIPT, [storeKey], args, () => (renewed?.() ? written() : args));
     };
     const [status, nowMs, held] = leaseReplyOf(await this.#call(timeoutMs, send, true));
     if (this.clock === undefined) this.#offset.sample(nowMs, sentAtMs);
@@ -304,13 +317,19 @@ export class RedisStore implements Store {
 
   /**
    * Sends through the breaker (see {@link #admit}), gives up on the answer after `timeoutMs` if asked to
-   * `watch` it, and records failures.
+   * `watch` it, and records failures. A watched `send` is given `renewed` (see `DeadlineWatch.watchCall`),
+   * for a call written again after a NOSCRIPT: it is then timed, and its deadline written, from then, unless
+   * it was already given up on.
    */
-  async #call(timeoutMs: number | undefined, send: () => Promise<unknown>, watch: boolean): Promise<unknown> {
+  async #call(
+    timeoutMs: number | undefined,
+    send: (renewed?: () => boolean) => Promise<unknown>,
+    watch: boolean,
+  ): Promise<unknown> {
     const starting = this.#admit(timeoutMs);
     if (starting !== undefined) await starting;
     try {
-      return !watch || timeoutMs === undefined ? await send() : await this.#watch.watch(send(), timeoutMs);
+      return !watch || timeoutMs === undefined ? await send() : await this.#watch.watchCall(send, timeoutMs);
     } catch (error) {
       throw this.#failure(error);
     }

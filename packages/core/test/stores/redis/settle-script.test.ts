@@ -130,9 +130,9 @@ describe('the single-check scripts Redis runs', () => {
     expect(
       Object.fromEntries(Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1])),
     ).toEqual({
-      'token-bucket': 'd30c45736971140be9a5e89dd733c047fe495b8b',
-      'fixed-window': '8efd242ecfb3a1f7bfdbbbd9d7b2be549f0a56c0',
-      'sliding-window': '7cb9edd04a61dd0abb39369603f945654c875f3e',
+      'token-bucket': 'b22b1fb304cdf6505fa4e610877e05518904539f',
+      'fixed-window': '2b68ed3205802ee2e6eea05b74f4a12bd7fecdd1',
+      'sliding-window': '95c7d3f82c25d4efa3c911027651cf98fe35d536',
     });
   });
 });
@@ -141,9 +141,9 @@ describe('the single-check scripts that read overrides', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(OVERRIDABLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': 'f0094c404eda729568b06b9ef31294ab3a3c70b4',
-      'fixed-window': 'e30bab5742874e2587d6be2f7dd172f6232b54de',
-      'sliding-window': '917da64ddf821ddbe92aa16f95a1118dbc8e4933',
+      'token-bucket': '503f193679449d7ae5e0b667be49089557e0f827',
+      'fixed-window': 'ad9c0a66b8ac12de9117186cd4cc3b7b90e47864',
+      'sliding-window': '4a0033d79e1180031fa9eb9cab766a9d8146b5ea',
     });
   });
 });
@@ -152,9 +152,9 @@ describe('the single-check scripts of a policy with a ban Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(BAN_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '45709b9c7e46cebda17361beb6a1a744578c162d',
-      'fixed-window': '3451e23807fb17e91d60a3aacb5ffb21cfbd9a1f',
-      'sliding-window': '1ef648874da01acce47bdb54c98c8f1071b84c1a',
+      'token-bucket': '66ef1d84e4ea504bd2a31916dc2963339fdcd8e3',
+      'fixed-window': '8c23595e75004ab66769a37d2c2f9b7af3ddb2db',
+      'sliding-window': '6fe533724222498ce6a9af6205ae38503d11f731',
     });
   });
 });
@@ -184,15 +184,15 @@ describe('the batch scripts for one key Redis runs', () => {
 describe('the single-check scripts of two policies Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     expect(pairShas(POLICY_PAIR_CHECK_SCRIPTS)).toEqual({
-      'token-bucket token-bucket': 'd49d7c085764e05fe26ee692cd82fae7bd91f9ac',
-      'token-bucket fixed-window': '9f27105af96eb708b8b4ef7654a5a2ae1225fc8f',
-      'token-bucket sliding-window': 'a76ca3114cffbb1ec6958b39de5c8998b5ffc6f7',
-      'fixed-window token-bucket': '9efe9923a24e08f011d2093c75575a86b017cc66',
-      'fixed-window fixed-window': 'd1f851dd5d79b6fe26439c881535616d2715b47b',
-      'fixed-window sliding-window': 'ad080ef20d48c3500fefe182e51ddf8ac9bb2f0e',
-      'sliding-window token-bucket': 'b6d4edb07e896d897b23a26f247d9a32e7982cbf',
-      'sliding-window fixed-window': 'b063953577274f5fdc16e1e6427eae28d181ec41',
-      'sliding-window sliding-window': '6dce2175e4eef4f5ca47c4073c5d359965a41d0c',
+      'token-bucket token-bucket': '165f180ee4e6540ec13a44055dd278f9f62c96e1',
+      'token-bucket fixed-window': 'e714850309021053fe62dd156b80af8817ae41ac',
+      'token-bucket sliding-window': 'cfecc8242d99698df29b11b3e82d07168ea7cee7',
+      'fixed-window token-bucket': '75949caf8267bcad2403accbc0c227c5db531aa8',
+      'fixed-window fixed-window': 'b9a793b3a0e968210f761b9e14456e3ac6717e23',
+      'fixed-window sliding-window': '2281b2850fde00534058f91dfcd4a9fee6e35e06',
+      'sliding-window token-bucket': 'c5ffe53d30f64311bad99b0d79d699b664a43826',
+      'sliding-window fixed-window': '5aec2f9f5ea79d50cc2a92e52985396b0be30747',
+      'sliding-window sliding-window': 'f88b3f518e5ce51c3776321e240382750b62b255',
     });
   });
 });

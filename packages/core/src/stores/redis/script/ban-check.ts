@@ -81,10 +81,12 @@ if quiet > 0 then
     value = ${all.map((x) => `(${SAFE(x)} and format('%d', ${x}) or format('%.17g', ${x}))`).join("\n.. ':' .. ")}
   end
   written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  if written.err then return { now, -2, written.err } end
 elseif raw then
+  -- A number, or a refusal (a table).
   written = redis.pcall('DEL', key)
+  if type(written) == 'table' then return { now, -2, written.err } end
 end
-if type(written) == 'table' and written.err then return { now, -2, written.err } end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 return { now, applied, ${policy.map(reply).join(', ')}, ${reply('bannedUntil')} }
 `,

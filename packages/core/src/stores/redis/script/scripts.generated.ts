@@ -975,10 +975,12 @@ if f1 >= units then
     end
     written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
         .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -1058,10 +1060,12 @@ if f2 + cost <= limit then
     else
       written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
     end
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -1157,10 +1161,12 @@ if -- The previous window's count, weighted by what the sliding window still cov
     else
       written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
     end
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -1214,7 +1220,7 @@ end
 -- override: the override in force, as stored, answered last (0: none); ownLimit, ownCapacity: the policy's own.
 local override, ends, ownLimit, ownCapacity = 0, 0, limit, capacity
 local record = redis.pcall('GET', key .. ':o')
-if type(record) == 'string' then
+if record and not record.err then -- a string (a refusal is a table with an err)
   local first = find(record, ':', 1, true)
   local second = first and find(record, ':', first + 1, true)
   local expires = second and tonumber(sub(record, 1, first - 1))
@@ -1281,10 +1287,12 @@ if f1 >= cost * window then
         .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
     end
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -1330,7 +1338,7 @@ end
 -- override: the override in force, as stored, answered last (0: none).
 local override, ends = 0, 0
 local record = redis.pcall('GET', key .. ':o')
-if type(record) == 'string' then
+if record and not record.err then -- a string (a refusal is a table with an err)
   local first = find(record, ':', 1, true)
   local second = first and find(record, ':', first + 1, true)
   local expires = second and tonumber(sub(record, 1, first - 1))
@@ -1367,10 +1375,12 @@ if f2 + cost <= limit then
         .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
     end
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -1420,7 +1430,7 @@ end
 -- override: the override in force, as stored, answered last (0: none).
 local override, ends = 0, 0
 local record = redis.pcall('GET', key .. ':o')
-if type(record) == 'string' then
+if record and not record.err then -- a string (a refusal is a table with an err)
   local first = find(record, ':', 1, true)
   local second = first and find(record, ':', first + 1, true)
   local expires = second and tonumber(sub(record, 1, first - 1))
@@ -1471,10 +1481,12 @@ if -- The previous window's count, weighted by what the sliding window still cov
         .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
     end
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -1579,10 +1591,12 @@ if quiet > 0 then
       .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
   end
   written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  if written.err then return { now, -2, written.err } end
 elseif raw then
+  -- A number, or a refusal (a table).
   written = redis.pcall('DEL', key)
+  if type(written) == 'table' then return { now, -2, written.err } end
 end
-if type(written) == 'table' and written.err then return { now, -2, written.err } end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and bannedUntil or format('%.17g', bannedUntil) }
 `,
@@ -1663,10 +1677,12 @@ if quiet > 0 then
       .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
   end
   written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  if written.err then return { now, -2, written.err } end
 elseif raw then
+  -- A number, or a refusal (a table).
   written = redis.pcall('DEL', key)
+  if type(written) == 'table' then return { now, -2, written.err } end
 end
-if type(written) == 'table' and written.err then return { now, -2, written.err } end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and bannedUntil or format('%.17g', bannedUntil) }
 `,
@@ -1763,10 +1779,12 @@ if quiet > 0 then
       .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
   end
   written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  if written.err then return { now, -2, written.err } end
 elseif raw then
+  -- A number, or a refusal (a table).
   written = redis.pcall('DEL', key)
+  if type(written) == 'table' then return { now, -2, written.err } end
 end
-if type(written) == 'table' and written.err then return { now, -2, written.err } end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and f3 or format('%.17g', f3), bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and bannedUntil or format('%.17g', bannedUntil) }
 `,
@@ -2458,10 +2476,12 @@ if (f1 >= cost * window1)
         .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
         .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
         .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -2554,10 +2574,12 @@ if (f1 >= cost * window1)
         .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
         .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
         .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -2662,10 +2684,12 @@ if (f1 >= cost * window1)
         .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
         .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
         .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -2762,10 +2786,12 @@ if (f2 + cost <= limit1)
         .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
         .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
         .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -2862,10 +2888,12 @@ if (f2 + cost <= limit1)
     else
       written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
     end
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -2974,10 +3002,12 @@ if (f2 + cost <= limit1)
     else
       written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
     end
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -3086,10 +3116,12 @@ if (-- The previous window's count, weighted by what the sliding window still co
         .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
         .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
         .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -3200,10 +3232,12 @@ if (-- The previous window's count, weighted by what the sliding window still co
     else
       written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
     end
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
@@ -3326,10 +3360,12 @@ if (-- The previous window's count, weighted by what the sliding window still co
     else
       written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
     end
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)

@@ -212,10 +212,12 @@ export function writtenAndAnswered(write: string, fields: readonly string[], ext
   const whole = fields.map((f) => `(${SAFE(f)})`).join('\nand ');
   const reply = fields.map((f) => `${SAFE(f)} and ${f} or format('%.17g', ${f})`).join(',\n');
   return `  if quiet > 0 then
-${write}  elseif raw then
+${write}    if written.err then return { now, -2, written.err } end
+  elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if ${whole} then
@@ -328,7 +330,7 @@ function overrideSection(
   return `-- override: the override in force, as stored, answered last (0: none)${keptNote}.
 local override, ends${kept} = 0, 0${own.map(([name]) => `, ${name}`).join('')}
 local record = redis.pcall('GET', key .. ':o')
-if type(record) == 'string' then
+if record and not record.err then -- a string (a refusal is a table with an err)
   local first = find(record, ':', 1, true)
   local second = first and find(record, ':', first + 1, true)
   local expires = second and tonumber(sub(record, 1, first - 1))

@@ -104,10 +104,12 @@ if (-- The previous window's count, weighted by what the sliding window still co
     else
       written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
     end
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)

@@ -88,10 +88,12 @@ if (-- The previous window's count, weighted by what the sliding window still co
         .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
         .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1))
         .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)

@@ -36,7 +36,7 @@ end
 -- override: the override in force, as stored, answered last (0: none).
 local override, ends = 0, 0
 local record = redis.pcall('GET', key .. ':o')
-if type(record) == 'string' then
+if record and not record.err then -- a string (a refusal is a table with an err)
   local first = find(record, ':', 1, true)
   local second = first and find(record, ':', first + 1, true)
   local expires = second and tonumber(sub(record, 1, first - 1))
@@ -87,10 +87,12 @@ if -- The previous window's count, weighted by what the sliding window still cov
         .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
     end
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+    if written.err then return { now, -2, written.err } end
   elseif raw then
+    -- A number, or a refusal (a table).
     written = redis.pcall('DEL', key)
+    if type(written) == 'table' then return { now, -2, written.err } end
   end
-  if type(written) == 'table' and written.err then return { now, -2, written.err } end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)

@@ -44,7 +44,11 @@ const RULES: Record<string, Rules> = {
   overrides: { overrides: true },
 };
 
-async function run(seed: number, policies: Policy | Policy[], rules: Rules): Promise<number> {
+/**
+ * `alike`: every wave is consumes of one cost on distinct keys, as a batch script takes them (the first
+ * of a wave is written at once, alone; the others wait for it and go together).
+ */
+async function run(seed: number, policies: Policy | Policy[], rules: Rules, alike = false): Promise<number> {
   const random = seeded(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const clock = new SharedClock();
@@ -72,13 +76,22 @@ async function run(seed: number, policies: Policy | Policy[], rules: Rules): Pro
       await memory.setOverride(key, override, ttl);
       await onRedis.setOverride(key, override, ttl);
     }
-    // Half the waves on one hot key, the others across all four; a fifth of the checks peek.
-    const hot = random() < 0.5;
     const checks: ((limiter: Limiter) => Promise<Decision>)[] = [];
-    for (let size = 1 + Math.floor(random() * 10); checks.length < size; ) {
-      const key = hot ? 'a' : pick(KEYS);
-      const cost = 1 + Math.floor(random() * 3);
-      checks.push(random() < 0.8 ? (l) => l.consume(key, { cost }) : (l) => l.peek(key, { cost }));
+    if (alike) {
+      const cost = 1 + Math.floor(random() * 2);
+      const first = pick(KEYS);
+      const others = KEYS.filter((key) => key !== first).sort(() => random() - 0.5);
+      for (const key of [first, ...others.slice(0, 2 + Math.floor(random() * 2))]) {
+        checks.push((l) => l.consume(key, { cost }));
+      }
+    } else {
+      // Half the waves on one hot key, the others across all four; a fifth of the checks peek.
+      const hot = random() < 0.5;
+      for (let size = 1 + Math.floor(random() * 10); checks.length < size; ) {
+        const key = hot ? 'a' : pick(KEYS);
+        const cost = 1 + Math.floor(random() * 3);
+        checks.push(random() < 0.8 ? (l) => l.consume(key, { cost }) : (l) => l.peek(key, { cost }));
+      }
     }
     const what = `seed ${seed}, wave ${wave}`;
     const together = await Promise.all(checks.map((check) => check(onRedis)));
@@ -101,3 +114,13 @@ describe.each(WAVE_SETS)('in waves, MemoryStore and RedisStore decide alike: %s'
     expect(await run(seed, policies, rules)).toBe(400);
   });
 });
+
+describe.each(WAVE_SETS)(
+  'in waves alike but for their keys, MemoryStore and RedisStore decide alike: %s',
+  (_name, policies) => {
+    it.each(Object.entries(RULES))('with %s', async (rule, rules) => {
+      const seed = 100 + Object.keys(RULES).indexOf(rule);
+      expect(await run(seed, policies, rules, true)).toBe(400);
+    });
+  },
+);

@@ -198,6 +198,95 @@ describe.each(CASES)('a batch of $name checks alike but for their key', ({ stem,
   });
 });
 
+describe.each(ALGORITHMS)('a batch of %s checks with a ban, alike but for their key', (algorithm) => {
+  const stem = `check-${algorithm}-ban`;
+  const policies: Policy = { limit: 3, window: '1m', algorithm };
+  const ban = { after: 2, duration: '1m' } as const;
+
+  it('goes as one script call, and each check is decided as the MemoryStore decides it', async () => {
+    let nowMs = 1_767_225_600_000;
+    const clock = () => nowMs;
+    const redis = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('ban-batch'), clock }),
+      policies,
+      ban,
+      denyCache: false,
+    });
+    const memory = createLimiter({ store: new MemoryStore({ clock }), policies, ban, denyCache: false });
+    const wave = async (cost = 1) => {
+      const run = (limiter: Limiter) => Promise.all(OWNERS.map((owner) => limiter.consume(owner, { cost })));
+      const [fromRedis, fromMemory] = [await run(redis), await run(memory)];
+      expect(fromRedis.map(outcome)).toEqual(fromMemory.map(outcome));
+      return fromRedis;
+    };
+    // 'a' at its limit and one refusal short of a ban, one at a time.
+    for (const limiter of [redis, memory]) for (let i = 0; i < 4; i++) await limiter.consume('a');
+
+    const before = await scriptCalls();
+    expect(await batchScriptRan(stem)).toBe(false);
+    const first = await wave();
+    const after = await scriptCalls();
+    expect(await batchScriptRan(stem)).toBe(true);
+    expect([after.evalsha - before.evalsha, after.eval - before.eval]).toEqual([1, 1]);
+    // 'a' is refused once more, which bans it; the others are admitted.
+    expect(first.map((d) => d.allowed)).toEqual([false, true, true, true, true, true]);
+    await wave(2); // the others at their limit
+    await wave(); // refused once
+    const banned = await wave(); // refused twice: banned
+    expect(banned.every((d) => !d.allowed)).toBe(true);
+    nowMs += 30_000; // within the ban, though the buckets have refilled some
+    expect((await wave()).every((d) => !d.allowed)).toBe(true);
+    nowMs += 100_000; // past it, and past the windows that counted
+    expect((await wave()).every((d) => d.allowed)).toBe(true);
+    await wave(0.5);
+  });
+
+  it('a key Redis refuses fails alone: the other checks of the batch are decided', async () => {
+    const prefix = uniquePrefix('ban-batch-refused');
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix, logger: { warn: () => {}, error: () => {} } }),
+      policies,
+      ban,
+      onStoreError: 'throw',
+    });
+    await limiter.consume('c');
+    const [key] = await client.keys(`${prefix}*c}*`);
+    expect(key).toBeDefined();
+    await client.del(key as string);
+    await client.hset(key as string, 'not', 'a limiter state');
+
+    const settled = await Promise.allSettled(OWNERS.map((owner) => limiter.consume(owner)));
+    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.allowed : s.reason.code))).toEqual([
+      true,
+      true,
+      'TOLLGATE_STORE_REFUSED',
+      true,
+      true,
+      true,
+    ]);
+    expect(await client.hget(key as string, 'not')).toBe('a limiter state');
+  });
+
+  it("on the server's clock: admits each key's limit and no more, then bans", async () => {
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('ban-batch-server-clock') }),
+      policies,
+      ban,
+    });
+    const owners = Array.from({ length: 40 }, (_, i) => `owner-${i}`);
+    let admitted = 0;
+    let banned = 0;
+    for (let round = 0; round < 6; round++) {
+      const decisions = await Promise.all(owners.map((owner) => limiter.consume(owner)));
+      expect(decisions.every((d) => !d.degraded)).toBe(true);
+      admitted += decisions.filter((d) => d.allowed).length;
+      banned = decisions.filter((d) => d.reason === 'banned').length;
+    }
+    expect(admitted).toBe(3 * owners.length);
+    expect(banned).toBe(owners.length);
+  });
+});
+
 describe.each(CASES)('a batch of $name checks all on one key', ({ stem, policies: policy }) => {
   /** Whether Redis has run (and so holds) the one-key batch script `<stem>-hot.lua`. */
   async function hotScriptRan(): Promise<boolean> {

@@ -11,6 +11,7 @@ import {
 } from '../../../src/stores/redis/script/lua-files.js';
 import { RESERVATION_SCRIPT } from '../../../src/stores/redis/script/reservation-wire.js';
 import {
+  BAN_BATCH_CHECK_SCRIPTS,
   BAN_CHECK_SCRIPTS,
   BATCH_CHECK_SCRIPTS,
   HOT_KEY_CHECK_SCRIPTS,
@@ -93,6 +94,12 @@ describe('the .lua files of the scripts Redis runs', () => {
         Object.entries(BAN_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-ban.lua`, script]),
       ),
       ...Object.fromEntries(
+        Object.entries(BAN_BATCH_CHECK_SCRIPTS).map(([name, script]) => [
+          `check-${name}-ban-batch.lua`,
+          script,
+        ]),
+      ),
+      ...Object.fromEntries(
         Object.entries(BATCH_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-batch.lua`, script]),
       ),
       ...Object.fromEntries(
@@ -152,9 +159,20 @@ describe('the single-check scripts of a policy with a ban Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(BAN_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '66ef1d84e4ea504bd2a31916dc2963339fdcd8e3',
-      'fixed-window': '8c23595e75004ab66769a37d2c2f9b7af3ddb2db',
-      'sliding-window': '6fe533724222498ce6a9af6205ae38503d11f731',
+      'token-bucket': '8578193008b44cdc6888dc8ee1382fb3fe5966da',
+      'fixed-window': '561e06b005f60803df26d795ed0ffe40ed1e61f5',
+      'sliding-window': '52874f0116ca13916c0dd48884eed4fa09b96a14',
+    });
+  });
+});
+
+describe('the batch scripts of a policy with a ban Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    const shas = Object.entries(BAN_BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
+    expect(Object.fromEntries(shas)).toEqual({
+      'token-bucket': 'a0ff512296e96f49cf93480bbe6c55bbd5f87043',
+      'fixed-window': 'fa917856ab379dbdcab694a2f275e45028231bf9',
+      'sliding-window': '3c15b630355192288027c0ee34f0b229b5be9602',
     });
   });
 });

@@ -1,9 +1,12 @@
 /**
- * Generates the single-check scripts of one policy with a ban, one per algorithm
- * (`lua/check-<algorithm>-ban.lua`): what the settle script does for a consume of one policy whose
- * limiter bans (`ban: { after, duration }`, with no penalty and no override), alone in its call, with
- * the policy's steps and the ban's inlined and every field in a local. A login route's limiter is the
- * common case: it bans, and each of its checks comes alone.
+ * Generates the scripts of one policy with a ban, two per algorithm: what the settle script does for a
+ * consume of one policy whose limiter bans (`ban: { after, duration }`, with no penalty and no override),
+ * with the policy's steps and the ban's inlined and every field in a local. A login route's limiter is
+ * the common case: it bans, and its checks come alone, or, under load, many at once on distinct keys.
+ *
+ * - `lua/check-<algorithm>-ban.lua`: a check alone in its call.
+ * - `lua/check-<algorithm>-ban-batch.lua`: checks alike but for their key, each key once (KEYS: the
+ *   checks' keys), decided one after another, each answered as the settle script answers it.
  *
  * KEYS[1]  the check's key: the policy's fields, then the ban's two (refusals in a row, when the ban ends)
  * ARGV     as the policy's single-check script (`single-check.ts`): the policy's numbers, then the ban's
@@ -13,6 +16,7 @@
  */
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
+import { batchPrelude } from './batch-check.js';
 import { fieldList, fieldsRead, inFieldLocals } from './fast-paths.js';
 import {
   COST_IN_UNITS,
@@ -26,6 +30,66 @@ import {
 
 /** The single-check script of one policy of `algorithm` with a ban, as Redis runs it. */
 export function banCheckLua(algorithm: Algorithm): string {
+  const ban = banParts(algorithm);
+  const header = `-- A single check (${algorithm.name}) with a ban: one consume of one policy, alone in its call.
+-- KEYS[1]  the check's key: ${ban.policy.join(':')} (the policy), then refusals in a row and when the ban ends
+-- ARGV     ${ban.argumentNames}, deadline ('' none), now ('' or absent: the server's)
+-- Path: read the state (-2: Redis refused the key), bring it to now; banned, refuse and change nothing;
+-- else if the cost fits, apply it and start the refusals again, if not count one more (a ban at after),
+-- and write (or delete) the state. Answers { now, applied, the policy's fields, when the ban ends (0: none) }.`;
+  const numbers = ban.numbers;
+  return withLibrary(
+    header,
+    `
+${prelude(`local ${numbers.join(', ')} = ${numbers.map((_, k) => `argv[${k + 1}] + 0`).join(', ')}`, (k) => String(numbers.length + 1 + k), false, ban.cost)}${ban.decide(
+  (values) => `return { now, ${values.join(', ')} }`,
+)}`,
+  );
+}
+
+/**
+ * The batch script of one policy of `algorithm` with a ban, for checks each on a key of its own and alike
+ * but for their key (a login route under load): the single-check script's work for each key. It answers
+ * as the settle script does with one shape: { now, then per check: applied (1 or 0), the policy's fields
+ * and when the ban ends, or -2 and Redis's error }; past the deadline, -1 per check.
+ */
+export function banBatchCheckLua(algorithm: Algorithm): string {
+  const ban = banParts(algorithm);
+  const header = `-- A batch of single checks (${algorithm.name}) with a ban: a consume of one policy on each key, each key once, all alike but the key.
+-- KEYS     the checks' keys: ${ban.policy.join(':')} (the policy), then refusals in a row and when the ban ends
+-- ARGV     ${ban.argumentNames}, deadline ('' none), now ('' or absent: the server's)
+-- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
+-- bring it to now; banned, refuse and change nothing; else apply the cost or count a refusal, and write
+-- (or delete) the state.
+-- Answers { now, then per check: applied (1 or 0), the policy's fields and when the ban ends, or -2 and
+-- Redis's error }.`;
+  // Each check's answer ends its pass of the loop (\`break\`: the next key).
+  const answered = (values: readonly string[]) =>
+    `${values.map((_, k) => `answers[n + ${k + 1}]`).join(', ')} = ${values.join(', ')}
+n = n + ${values.length}
+break`;
+  return withLibrary(
+    header,
+    `
+local argv, keys = ARGV, KEYS
+${batchPrelude(ban.numbers, ban.cost, 1, '#keys')}
+for c = 1, #keys do
+  local key = keys[c]
+  repeat
+    local raw = redis.pcall('GET', key)
+    if raw and raw.err then -- a refusal (a string's err is nil)
+      ${answered(['-2', 'raw.err'])}
+    end
+    ${ban.decide(answered).trimEnd()}
+  until true
+end
+return answers
+`,
+  );
+}
+
+/** What both scripts of a policy of one algorithm with a ban are made of. */
+function banParts(algorithm: Algorithm) {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
   const { fields } = algorithm;
   const { units, names } = onePolicyArguments(algorithm, false);
@@ -33,19 +97,17 @@ export function banCheckLua(algorithm: Algorithm): string {
     indented(inFieldLocals(units ? body.replaceAll(COST_IN_UNITS, 'units') : body, fields), 2);
   const policy = Array.from({ length: fields }, (_, k) => `f${k + 1}`);
   const all = [...policy, 'refusals', 'bannedUntil'];
-  const numbers = [...names, 'after', 'duration'];
   const parse = fieldsRead(all);
   const reply = (x: string) => `${SAFE(x)} and ${x} or format('%.17g', ${x})`;
-  const header = `-- A single check (${algorithm.name}) with a ban: one consume of one policy, alone in its call.
--- KEYS[1]  the check's key: ${policy.join(':')} (the policy), then refusals in a row and when the ban ends
--- ARGV     limit${units ? '' : ', windowMs'}${readsCapacity(algorithm) ? ', capacityUnits' : ''}, after, durationMs (the ban), then ${units ? 'cost * windowMs' : 'cost'}, deadline ('' none), now ('' or absent: the server's)
--- Path: read the state (-2: Redis refused the key), bring it to now; banned, refuse and change nothing;
--- else if the cost fits, apply it and start the refusals again, if not count one more (a ban at after),
--- and write (or delete) the state. Answers { now, applied, the policy's fields, when the ban ends (0: none) }.`;
-  return withLibrary(
-    header,
-    `
-${prelude(`local ${numbers.join(', ')} = ${numbers.map((_, k) => `argv[${k + 1}] + 0`).join(', ')}`, (k) => String(numbers.length + 1 + k), false, units ? 'units' : 'cost')}local stored, ${all.join(', ')} = raw and true or false, ${fieldList(all.length, () => 'false')}
+  const answer = (applied: string) => [applied, ...policy.map(reply), reply('bannedUntil')];
+  const refused = ['-2', 'written.err'];
+  /**
+   * Lua that decides the check on the state `raw` has read, every answer (a list of Lua values after
+   * now) given by `answered`, which ends the check.
+   */
+  const decide = (
+    answered: (values: readonly string[]) => string,
+  ) => `local stored, ${all.join(', ')} = raw and true or false, ${fieldList(all.length, () => 'false')}
 if raw then
   local from, sep = 1
   repeat
@@ -58,7 +120,7 @@ end
 -- A ban that has run out is over, and its count starts again.
 if not stored or (bannedUntil > 0 and bannedUntil <= now) then refusals, bannedUntil = 0, 0 end
 if bannedUntil > now then
-  return { now, 0, ${policy.map(reply).join(', ')}, ${reply('bannedUntil')} }
+  ${answered(answer('0'))}
 end
 local applied = 0
 if ${inline(lua.fits)} then
@@ -81,14 +143,24 @@ if quiet > 0 then
     value = ${all.map((x) => `(${SAFE(x)} and format('%d', ${x}) or format('%.17g', ${x}))`).join("\n.. ':' .. ")}
   end
   written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
-  if written.err then return { now, -2, written.err } end
+  if written.err then
+    ${answered(refused)}
+  end
 elseif raw then
   -- A number, or a refusal (a table).
   written = redis.pcall('DEL', key)
-  if type(written) == 'table' then return { now, -2, written.err } end
+  if type(written) == 'table' then
+    ${answered(refused)}
+  end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
-return { now, applied, ${policy.map(reply).join(', ')}, ${reply('bannedUntil')} }
-`,
-  );
+${answered(answer('applied'))}
+`;
+  return {
+    policy,
+    numbers: [...names, 'after', 'duration'],
+    cost: units ? 'units' : 'cost',
+    argumentNames: `limit${units ? '' : ', windowMs'}${readsCapacity(algorithm) ? ', capacityUnits' : ''}, after, durationMs (the ban), then ${units ? 'cost * windowMs' : 'cost'}`,
+    decide,
+  };
 }

@@ -127,11 +127,23 @@ else
   answers[n + 1], ${answered} = applied, ${numbers}
 end
 n = n + ${fields.length + 1}`;
-  // The policies, the cost, the deadline and now, from ARGV[first] on; a batch past its deadline answers -1
-  // for each of its `count` checks.
-  const prelude = (first: number, count: string) => {
-    const at = first + policyArgs.length;
-    return `local ${policyArgs.join(', ')} = ${policyArgs.map((_, k) => `argv[${first + k}] + 0`).join(', ')}
+  const prelude = (first: number, count: string) => batchPrelude(policyArgs, cost, first, count);
+  return { locals, whole, digits, anyNumber, value, answer, prelude };
+}
+
+/**
+ * What every batch script does first: the policy's numbers (`policyArgs`, as locals), the cost (`cost`),
+ * the deadline and now, from ARGV[`first`] on; `answers` begins with now, and a batch past its deadline
+ * answers -1 for each of its `count` checks.
+ */
+export function batchPrelude(
+  policyArgs: readonly string[],
+  cost: string,
+  first: number,
+  count: string,
+): string {
+  const at = first + policyArgs.length;
+  return `local ${policyArgs.join(', ')} = ${policyArgs.map((_, k) => `argv[${first + k}] + 0`).join(', ')}
 local ${cost}, deadline, now = argv[${at}] + 0, argv[${at + 1}], argv[${at + 2}]
 if now then
   now = now + 0
@@ -145,8 +157,6 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, ${count} do answers[c + 1] = -1 end
   return answers
 end`;
-  };
-  return { locals, whole, digits, anyNumber, value, answer, prelude };
 }
 
 /** The batch script for checks each on a key of its own, as Redis runs it. */

@@ -8,7 +8,7 @@
 import type { Algorithm } from '../../../algorithms/algorithm.js';
 import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
 import { ALGORITHMS } from '../../../algorithms/registry.js';
-import { banCheckLua } from './ban-check.js';
+import { banBatchCheckLua, banCheckLua } from './ban-check.js';
 import {
   batchCheckLua,
   hotKeyCheckLua,
@@ -40,6 +40,7 @@ export function luaFiles(): Record<string, string> {
     files[`check-${algorithm.name}.lua`] = asFile(singleCheckLua(algorithm));
     files[`check-${algorithm.name}-overridable.lua`] = asFile(singleCheckLua(algorithm, true));
     files[`check-${algorithm.name}-ban.lua`] = asFile(banCheckLua(algorithm));
+    files[`check-${algorithm.name}-ban-batch.lua`] = asFile(banBatchCheckLua(algorithm));
     files[`check-${algorithm.name}-batch.lua`] = asFile(batchCheckLua(algorithm));
     files[`check-${algorithm.name}-hot.lua`] = asFile(hotKeyCheckLua(algorithm));
   }
@@ -109,6 +110,14 @@ ${byAlgorithm('-overridable')}
  */
 export const BAN_CHECK_LUA = {
 ${byAlgorithm('-ban')}
+} as const;
+
+/**
+ * The batch scripts of a policy with a ban (\`lua/check-<algorithm>-ban-batch.lua\`), by algorithm: the
+ * ban's single-check script's work for each key of a batch of checks alike but for their key.
+ */
+export const BAN_BATCH_CHECK_LUA = {
+${byAlgorithm('-ban-batch')}
 } as const;
 
 /**

@@ -4,8 +4,9 @@
  *
  * The settle script (`lua/settle.lua`, made by `generate.ts`) decides a batch of checks (a call of
  * one simple check goes to a single-check script instead, of its algorithm or its pair of algorithms,
- * `single-check.ts` and `policy-pair.ts`, and a call of simple checks alike but for their key to a
- * batch script, `batch-check.ts`; each answers as the settle script would):
+ * `single-check.ts` and `policy-pair.ts`, or of one policy with a ban, `ban-check.ts`; and a call of
+ * simple checks alike but for their key to a batch script, `batch-check.ts` or, with a ban,
+ * `ban-check.ts`; each answers as the settle script would):
  *
  * KEYS[c]   the states of check c's policies: a string of numbers joined by ':', each policy's fields in
  *           policy order (how many, and what they mean, is its algorithm's), then, with a ban, the ban's
@@ -60,6 +61,7 @@ import type { AlgorithmName, ResolvedPolicy } from '../../../model/policy.js';
 import type { BucketMode, BucketResult, OverrideResult } from '../../../model/store.js';
 import type { LuaScript } from '../redis-client.js';
 import {
+  BAN_BATCH_CHECK_LUA,
   BAN_CHECK_LUA,
   BATCH_CHECK_LUA,
   HOT_KEY_CHECK_LUA,
@@ -96,6 +98,15 @@ export const BAN_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
   'token-bucket': luaScript(BAN_CHECK_LUA['token-bucket']),
   'fixed-window': luaScript(BAN_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(BAN_CHECK_LUA['sliding-window']),
+};
+/**
+ * The scripts that settle a batch of checks of one policy with a ban alike but for their key, each key
+ * once (see {@link batchCheckCall}), by algorithm, answering as the settle script does with one shape.
+ */
+export const BAN_BATCH_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
+  'token-bucket': luaScript(BAN_BATCH_CHECK_LUA['token-bucket']),
+  'fixed-window': luaScript(BAN_BATCH_CHECK_LUA['fixed-window']),
+  'sliding-window': luaScript(BAN_BATCH_CHECK_LUA['sliding-window']),
 };
 /**
  * The scripts that settle a batch of simple checks of one policy alike but for their key, each key once
@@ -304,7 +315,8 @@ export function singleCheckScript({ policies, ban, overrides }: ScriptCheck): Lu
 /**
  * The call of a batch script for `checks`, when there is one: two or more consumes of one or two
  * policies with no ban, penalty or override, of one limiter, alike in cost, clock and timeout (so in
- * deadline, being written together), either each on a key of its own or all on one key. Its arguments
+ * deadline, being written together), either each on a key of its own or all on one key; or of one policy
+ * with a ban (no penalty), each on a key of its own (see {@link isSingleCheck}). Its arguments
  * are the first check's {@link singleCheckArgs} (after the number of checks, for one key); `textAnswers`:
  * its reply is read by {@link batchCheckAnswers}.
  */
@@ -314,10 +326,8 @@ export function batchCheckCall(
 ): { script: LuaScript; keys: string[]; args: string[]; textAnswers: boolean } | undefined {
   const first = checks[0];
   if (checks.length < 2 || first === undefined) return undefined;
-  const { policies, cost, nowArg, timeoutMs, key } = first;
-  if (policies.length > 2 || first.overrides || first.ban !== undefined || !isSingleCheck(first)) {
-    return undefined;
-  }
+  const { policies, cost, nowArg, timeoutMs, key, ban } = first;
+  if (policies.length > 2 || first.overrides || !isSingleCheck(first)) return undefined;
   let oneKey = true;
   for (const check of checks) {
     if (
@@ -326,7 +336,7 @@ export function batchCheckCall(
       check.nowArg !== nowArg ||
       check.timeoutMs !== timeoutMs ||
       check.overrides ||
-      check.ban !== undefined ||
+      check.ban !== ban ||
       !isSingleCheck(check)
     ) {
       return undefined;
@@ -334,6 +344,13 @@ export function batchCheckCall(
     if (check.key !== key) oneKey = false;
   }
   const { algorithm } = policies[0] as ResolvedPolicy;
+  if (ban !== undefined) {
+    // A key's checks decide in turn (a ban may start between them): one key goes to the settle script.
+    const keys = checks.map((check) => check.key);
+    if (oneKey || new Set(keys).size !== keys.length) return undefined;
+    const args = singleCheckArgs(first, deadlineArg);
+    return { script: BAN_BATCH_CHECK_SCRIPTS[algorithm], keys, args, textAnswers: false };
+  }
   const second = policies[1]?.algorithm;
   const args = singleCheckArgs(first, deadlineArg);
   if (oneKey) {

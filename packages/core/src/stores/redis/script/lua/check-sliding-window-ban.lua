@@ -91,11 +91,15 @@ if quiet > 0 then
       .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
   end
   written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
-  if written.err then return { now, -2, written.err } end
+  if written.err then
+    return { now, -2, written.err }
+  end
 elseif raw then
   -- A number, or a refusal (a table).
   written = redis.pcall('DEL', key)
-  if type(written) == 'table' then return { now, -2, written.err } end
+  if type(written) == 'table' then
+    return { now, -2, written.err }
+  end
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 return { now, applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and f3 or format('%.17g', f3), bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and bannedUntil or format('%.17g', bannedUntil) }

@@ -1,0 +1,129 @@
+-- A batch of single checks (sliding-window) with a ban: a consume of one policy on each key, each key once, all alike but the key.
+-- KEYS     the checks' keys: f1:f2:f3 (the policy), then refusals in a row and when the ban ends
+-- ARGV     limit, windowMs, after, durationMs (the ban), then cost, deadline ('' none), now ('' or absent: the server's)
+-- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
+-- bring it to now; banned, refuse and change nothing; else apply the cost or count a refusal, and write
+-- (or delete) the state.
+-- Answers { now, then per check: applied (1 or 0), the policy's fields and when the ban ends, or -2 and
+-- Redis's error }.
+local min, max, floor, find, sub, format = math.min, math.max, math.floor, string.find, string.sub, string.format
+local argv, keys = ARGV, KEYS
+local limit, window, after, duration = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
+local cost, deadline, now = argv[5] + 0, argv[6], argv[7]
+if now then
+  now = now + 0
+else
+  local time = redis.call('TIME')
+  local us = time[2] + 0
+  now = time[1] * 1000 + (us - us % 1000) / 1000
+end
+local answers, n = { now }, 1
+if deadline ~= '' and now > deadline + 0 then
+  for c = 1, #keys do answers[c + 1] = -1 end
+  return answers
+end
+for c = 1, #keys do
+  local key = keys[c]
+  repeat
+    local raw = redis.pcall('GET', key)
+    if raw and raw.err then -- a refusal (a string's err is nil)
+      answers[n + 1], answers[n + 2] = -2, raw.err
+      n = n + 2
+      break
+    end
+    local stored, f1, f2, f3, refusals, bannedUntil = raw and true or false, false, false, false, false, false
+    if raw then
+      local from, sep = 1
+      repeat
+        sep = find(raw, ':', from, true)
+        f1 = sub(raw, from, sep and sep - 1) + 0
+        if not sep then break end
+        from = sep + 1
+        sep = find(raw, ':', from, true)
+        f2 = sub(raw, from, sep and sep - 1) + 0
+        if not sep then break end
+        from = sep + 1
+        sep = find(raw, ':', from, true)
+        f3 = sub(raw, from, sep and sep - 1) + 0
+        if not sep then break end
+        from = sep + 1
+        sep = find(raw, ':', from, true)
+        refusals = sub(raw, from, sep and sep - 1) + 0
+        if not sep then break end
+        from = sep + 1
+        sep = find(raw, ':', from, true)
+        bannedUntil = sub(raw, from, sep and sep - 1) + 0
+      until true
+    end
+    do
+      local start = floor(now / window) * window
+      if not stored then
+        f1, f2, f3 = start, 0, 0
+      elseif start > f1 then -- a clock that stepped back keeps the stored windows
+        if start == f1 + window then
+          f1, f2, f3 = start, f3, 0
+        else
+          f1, f2, f3 = start, 0, 0
+        end
+      end
+    end
+    -- A ban that has run out is over, and its count starts again.
+    if not stored or (bannedUntil > 0 and bannedUntil <= now) then refusals, bannedUntil = 0, 0 end
+    if bannedUntil > now then
+      answers[n + 1], answers[n + 2], answers[n + 3], answers[n + 4], answers[n + 5] = 0, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and f3 or format('%.17g', f3), bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and bannedUntil or format('%.17g', bannedUntil)
+      n = n + 5
+      break
+    end
+    local applied = 0
+    if -- The previous window's count, weighted by what the sliding window still covers of it.
+      f2 * (window - min(window, max(0, now - f1))) + (f3 + cost) * window <= limit * window then
+      applied = 1
+      f3 = f3 + cost
+      refusals, bannedUntil = 0, 0
+    elseif refusals + 1 >= after then
+      refusals, bannedUntil = 0, now + duration
+    else
+      refusals = refusals + 1
+    end
+    -- Kept until the policy's state and the ban's say no more than fresh ones; deleted when they already do.
+    local quiet, written = f3 > 0 and f1 + 2 * window - now
+      or f2 > 0 and f1 + window - now
+      or 0, nil
+    if bannedUntil - now > quiet then quiet = bannedUntil - now end
+    if quiet > 0 then
+      local value
+      if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+        and (refusals % 1 == 0 and refusals > -9007199254740992 and refusals < 9007199254740992)
+        and (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992) then
+        value = format('%d:%d:%d:%d:%d', f1, f2, f3, refusals, bannedUntil)
+      else
+        value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+          .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+          .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+          .. ':' .. (refusals % 1 == 0 and refusals > -9007199254740992 and refusals < 9007199254740992 and format('%d', refusals) or format('%.17g', refusals))
+          .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
+      end
+      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if written.err then
+        answers[n + 1], answers[n + 2] = -2, written.err
+        n = n + 2
+        break
+      end
+    elseif raw then
+      -- A number, or a refusal (a table).
+      written = redis.pcall('DEL', key)
+      if type(written) == 'table' then
+        answers[n + 1], answers[n + 2] = -2, written.err
+        n = n + 2
+        break
+      end
+    end
+    -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
+    answers[n + 1], answers[n + 2], answers[n + 3], answers[n + 4], answers[n + 5] = applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and f3 or format('%.17g', f3), bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and bannedUntil or format('%.17g', bannedUntil)
+    n = n + 5
+    break
+  until true
+end
+return answers

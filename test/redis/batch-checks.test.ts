@@ -287,6 +287,49 @@ describe.each(ALGORITHMS)('a batch of %s checks with a ban, alike but for their 
   });
 });
 
+describe.each(ALGORITHMS)('a batch of %s checks reading overrides, alike but for their key', (algorithm) => {
+  const stem = `check-${algorithm}-overridable`;
+  const policies: Policy = { limit: 3, window: '1m', algorithm };
+
+  it('goes as one script call, and each check is decided as the MemoryStore decides it', async () => {
+    let nowMs = 1_767_225_600_000;
+    const clock = () => nowMs;
+    const options = { policies, overrides: true, denyCache: false } as const;
+    const redis = createLimiter({
+      ...options,
+      store: new RedisStore({ client, prefix: uniquePrefix('overridable-batch'), clock }),
+    });
+    const memory = createLimiter({ ...options, store: new MemoryStore({ clock }) });
+    const wave = async (cost = 1) => {
+      const run = (limiter: Limiter) => Promise.all(OWNERS.map((owner) => limiter.consume(owner, { cost })));
+      const [fromRedis, fromMemory] = [await run(redis), await run(memory)];
+      expect(fromRedis.map(outcome)).toEqual(fromMemory.map(outcome));
+      return fromRedis;
+    };
+    // 'b' may take 6 for 30 s, 'c' 1 until it is removed.
+    for (const limiter of [redis, memory]) {
+      await limiter.setOverride('b', 6, { ttl: '30s' });
+      await limiter.setOverride('c', 1);
+    }
+
+    const before = await scriptCalls();
+    expect(await batchScriptRan(stem)).toBe(false);
+    await wave();
+    const after = await scriptCalls();
+    expect(await batchScriptRan(stem)).toBe(true);
+    expect([after.evalsha - before.evalsha, after.eval - before.eval]).toEqual([1, 1]);
+    // 'c' has used its one; the others have room for 2 more, and 'b' for 5.
+    expect((await wave(2)).map((d) => d.allowed)).toEqual([true, true, false, true, true, true]);
+    expect((await wave(2)).map((d) => d.allowed)).toEqual([false, true, false, false, false, false]);
+    nowMs += 40_000; // 'b''s override has ended: what it used is read in the policy's terms
+    await wave();
+    for (const limiter of [redis, memory]) await limiter.removeOverride('c');
+    nowMs += 20_000;
+    await wave();
+    await wave(0.5);
+  });
+});
+
 describe.each(CASES)('a batch of $name checks all on one key', ({ stem, policies: policy }) => {
   /** Whether Redis has run (and so holds) the one-key batch script `<stem>-hot.lua`. */
   async function hotScriptRan(): Promise<boolean> {

@@ -16,6 +16,7 @@ import {
   BATCH_CHECK_SCRIPTS,
   HOT_KEY_CHECK_SCRIPTS,
   LEASE_SCRIPT,
+  OVERRIDABLE_BATCH_CHECK_SCRIPTS,
   OVERRIDABLE_CHECK_SCRIPTS,
   OVERRIDE_SCRIPT,
   POLICIES_CHECK_SCRIPT,
@@ -94,6 +95,12 @@ describe('the .lua files of the scripts Redis runs', () => {
         Object.entries(BAN_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-ban.lua`, script]),
       ),
       ...Object.fromEntries(
+        Object.entries(OVERRIDABLE_BATCH_CHECK_SCRIPTS).map(([name, script]) => [
+          `check-${name}-overridable-batch.lua`,
+          script,
+        ]),
+      ),
+      ...Object.fromEntries(
         Object.entries(BAN_BATCH_CHECK_SCRIPTS).map(([name, script]) => [
           `check-${name}-ban-batch.lua`,
           script,
@@ -162,6 +169,17 @@ describe('the single-check scripts of a policy with a ban Redis runs', () => {
       'token-bucket': '8578193008b44cdc6888dc8ee1382fb3fe5966da',
       'fixed-window': '561e06b005f60803df26d795ed0ffe40ed1e61f5',
       'sliding-window': '52874f0116ca13916c0dd48884eed4fa09b96a14',
+    });
+  });
+});
+
+describe('the batch scripts that read overrides Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    const shas = Object.entries(OVERRIDABLE_BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
+    expect(Object.fromEntries(shas)).toEqual({
+      'token-bucket': '4cfd715bfca4f123998757338a49d8c8597413c0',
+      'fixed-window': 'bf5bf7448945920e067d6a3d6116a9f3e88becbb',
+      'sliding-window': '4e69bebb2446a27c07aa17a366646e0478996e02',
     });
   });
 });

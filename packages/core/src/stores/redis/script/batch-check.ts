@@ -28,6 +28,7 @@ import {
   keptExpiry,
   onePolicyArguments,
   SAFE,
+  singleCheckParts,
   stateWrite,
   withLibrary,
 } from './single-check.js';
@@ -273,6 +274,43 @@ if dirty then
     answers = { now }
     for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, written.err end
   end
+end
+return answers
+`,
+  );
+}
+
+/**
+ * The batch script of `algorithm` for a limiter that reads overrides, for checks each on a key of its own
+ * (`check-<algorithm>-overridable-batch.lua`): the overridable single-check script's decision for each key,
+ * answered as the settle script answers a set that reads overrides (the override last, 0: none).
+ */
+export function overridableBatchCheckLua(algorithm: Algorithm): string {
+  const { policyNames, cost, body } = singleCheckParts(algorithm, true);
+  const header = `-- A batch of single checks (${algorithm.name}, reading overrides): a consume of one policy on each key, each key once, all alike but the key.
+-- KEYS     the checks' keys; each key's override beside it, at <key>..':o'
+-- ARGV     ${policyNames.map((name) => ARGUMENT_NAMES[name] ?? name).join(', ')}, then ${cost}, deadline ('' none), now ('' or absent: the server's)
+-- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state
+-- and the override in force or ended, bring the state to now, and if the cost fits, apply it and write
+-- (or delete) the state.
+-- Answers { now, then per check: applied (1 or 0), the fields and the override, or -2 and Redis's error }.`;
+  return withLibrary(
+    header,
+    `
+local argv, keys = ARGV, KEYS
+${batchPrelude(policyNames, cost, 1, '#keys')}
+-- One key's check, answered as the single-check script answers it ({ now, then the answer }). Its limits
+-- are copies of the policy's, which an override in force changes for this key alone.
+local function check(key)
+  local ${policyNames.join(', ')} = ${policyNames.join(', ')}
+  local raw = redis.pcall('GET', key)
+  if raw and raw.err then return { now, -2, raw.err } end -- a refusal (a string's err is nil)
+  ${body.trimEnd()}
+end
+for c = 1, #keys do
+  local answer = check(keys[c])
+  for k = 2, #answer do answers[n + k - 1] = answer[k] end
+  n = n + #answer - 1
 end
 return answers
 `,

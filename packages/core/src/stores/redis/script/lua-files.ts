@@ -12,6 +12,7 @@ import { banBatchCheckLua, banCheckLua } from './ban-check.js';
 import {
   batchCheckLua,
   hotKeyCheckLua,
+  overridableBatchCheckLua,
   pairBatchCheckLua,
   pairBatchFiles,
   pairHotKeyCheckLua,
@@ -39,6 +40,7 @@ export function luaFiles(): Record<string, string> {
   for (const algorithm of Object.values(ALGORITHMS)) {
     files[`check-${algorithm.name}.lua`] = asFile(singleCheckLua(algorithm));
     files[`check-${algorithm.name}-overridable.lua`] = asFile(singleCheckLua(algorithm, true));
+    files[`check-${algorithm.name}-overridable-batch.lua`] = asFile(overridableBatchCheckLua(algorithm));
     files[`check-${algorithm.name}-ban.lua`] = asFile(banCheckLua(algorithm));
     files[`check-${algorithm.name}-ban-batch.lua`] = asFile(banBatchCheckLua(algorithm));
     files[`check-${algorithm.name}-batch.lua`] = asFile(batchCheckLua(algorithm));
@@ -102,6 +104,15 @@ ${byAlgorithm('')}
  */
 export const OVERRIDABLE_CHECK_LUA = {
 ${byAlgorithm('-overridable')}
+} as const;
+
+/**
+ * The batch scripts for a limiter that reads overrides (\`lua/check-<algorithm>-overridable-batch.lua\`),
+ * by algorithm: the overridable single-check script's work for each key of a batch of checks alike but
+ * for their key.
+ */
+export const OVERRIDABLE_BATCH_CHECK_LUA = {
+${byAlgorithm('-overridable-batch')}
 } as const;
 
 /**

@@ -150,6 +150,25 @@ export const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 a
  * answered last (0: none).
  */
 export function singleCheckLua(algorithm: Algorithm, overridable = false): string {
+  const { header, policyNames, cost, body } = singleCheckParts(algorithm, overridable);
+  const policyValues = fieldList(policyNames.length, (k) => `argv[${k}] + 0`);
+  const a = policyNames.length + 1; // where the check's arguments begin
+  return withLibrary(
+    header,
+    `
+${prelude(`local ${policyNames.join(', ')} = ${policyValues}`, (k) => String(a + k), !overridable, cost)}${body}`,
+  );
+}
+
+/**
+ * What a single-check script of `algorithm` is made of: its header, the policy's arguments (`policyNames`,
+ * in ARGV order) and the cost's name, and its `body`: the Lua after the prelude, which decides the check
+ * on the state `raw` has read of `key` and returns the answer.
+ */
+export function singleCheckParts(
+  algorithm: Algorithm,
+  overridable: boolean,
+): { header: string; policyNames: string[]; cost: string; body: string } {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
   const { fields } = algorithm;
   const { units, names: policyNames } = onePolicyArguments(algorithm, overridable);
@@ -158,9 +177,6 @@ export function singleCheckLua(algorithm: Algorithm, overridable = false): strin
   const f = (k: number) => `f${k}`;
   const locals = fieldList(fields, f);
   const capacity = readsCapacity(algorithm);
-  const policyArgs = policyNames.join(', ');
-  const policyValues = fieldList(policyNames.length, (k) => `argv[${k}] + 0`);
-  const a = policyNames.length + 1; // where the check's arguments begin
   const parse = fieldsRead(Array.from({ length: fields }, (_, k) => f(k + 1)));
   const whole = fieldList(fields, (k) => `(${SAFE(f(k))})`, '\nand ');
   const digits = fieldList(fields, () => '%d', ':');
@@ -174,10 +190,7 @@ export function singleCheckLua(algorithm: Algorithm, overridable = false): strin
 -- ARGV     limit${units ? '' : ', windowMs'}${capacity ? ', capacityUnits' : ''}, then ${units ? 'cost * windowMs' : 'cost'}, deadline ('' none), now ('' or absent: the server's)
 -- Path: read the state (-2: Redis refused the key), ${overridable ? 'the override in force or ended, ' : ''}bring it to now, and if the cost fits,
 -- apply it and write (or delete) the state. Answers { now, applied, the fields${overridable ? ', the override' : ''} }; -1: past its deadline.${overridable ? '' : textAnswerNote(fieldList(fields, f, ':'), lua.nowField)}`;
-  return withLibrary(
-    header,
-    `
-${prelude(`local ${policyArgs} = ${policyValues}`, (k) => String(a + k), !overridable, units ? 'units' : 'cost')}local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
+  const body = `local stored, ${locals} = raw and true or false, ${fieldList(fields, () => 'false')}
 if raw then
   local from, sep = 1
   repeat
@@ -199,8 +212,8 @@ ${overridable ? ownIdle(capacity, inline(lua.idle, 4), capacity && lua.rebase.tr
     : textAnswerWrite(whole, digits, locals, anyNumber, lua.nowField, lua.expiryKept !== undefined),
   Array.from({ length: fields }, (_, k) => f(k + 1)),
   overridable ? 'override' : undefined,
-)}`,
-  );
+)}`;
+  return { header, policyNames, cost: units ? 'units' : 'cost', body };
 }
 
 /**

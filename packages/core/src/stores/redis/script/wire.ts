@@ -65,6 +65,7 @@ import {
   BAN_CHECK_LUA,
   BATCH_CHECK_LUA,
   HOT_KEY_CHECK_LUA,
+  OVERRIDABLE_BATCH_CHECK_LUA,
   OVERRIDABLE_CHECK_LUA,
   OVERRIDE_LUA,
   POLICIES_CHECK_LUA,
@@ -92,6 +93,12 @@ export const OVERRIDABLE_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript
   'token-bucket': luaScript(OVERRIDABLE_CHECK_LUA['token-bucket']),
   'fixed-window': luaScript(OVERRIDABLE_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(OVERRIDABLE_CHECK_LUA['sliding-window']),
+};
+/** The batch scripts for a limiter that reads overrides, by algorithm (see {@link batchCheckCall}). */
+export const OVERRIDABLE_BATCH_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
+  'token-bucket': luaScript(OVERRIDABLE_BATCH_CHECK_LUA['token-bucket']),
+  'fixed-window': luaScript(OVERRIDABLE_BATCH_CHECK_LUA['fixed-window']),
+  'sliding-window': luaScript(OVERRIDABLE_BATCH_CHECK_LUA['sliding-window']),
 };
 /** The same, for a limiter that bans (with no penalty): the ban's state is kept after the policy's. */
 export const BAN_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
@@ -316,7 +323,8 @@ export function singleCheckScript({ policies, ban, overrides }: ScriptCheck): Lu
  * The call of a batch script for `checks`, when there is one: two or more consumes of one or two
  * policies with no ban, penalty or override, of one limiter, alike in cost, clock and timeout (so in
  * deadline, being written together), either each on a key of its own or all on one key; or of one policy
- * with a ban (no penalty), each on a key of its own (see {@link isSingleCheck}). Its arguments
+ * with a ban (no penalty) or overrides to read, each on a key of its own (see {@link isSingleCheck}). Its
+ * arguments
  * are the first check's {@link singleCheckArgs} (after the number of checks, for one key); `textAnswers`:
  * its reply is read by {@link batchCheckAnswers}.
  */
@@ -326,8 +334,8 @@ export function batchCheckCall(
 ): { script: LuaScript; keys: string[]; args: string[]; textAnswers: boolean } | undefined {
   const first = checks[0];
   if (checks.length < 2 || first === undefined) return undefined;
-  const { policies, cost, nowArg, timeoutMs, key, ban } = first;
-  if (policies.length > 2 || first.overrides || !isSingleCheck(first)) return undefined;
+  const { policies, cost, nowArg, timeoutMs, key, ban, overrides } = first;
+  if (policies.length > 2 || !isSingleCheck(first)) return undefined;
   let oneKey = true;
   for (const check of checks) {
     if (
@@ -335,7 +343,7 @@ export function batchCheckCall(
       check.cost !== cost ||
       check.nowArg !== nowArg ||
       check.timeoutMs !== timeoutMs ||
-      check.overrides ||
+      check.overrides !== overrides ||
       check.ban !== ban ||
       !isSingleCheck(check)
     ) {
@@ -344,12 +352,14 @@ export function batchCheckCall(
     if (check.key !== key) oneKey = false;
   }
   const { algorithm } = policies[0] as ResolvedPolicy;
-  if (ban !== undefined) {
-    // A key's checks decide in turn (a ban may start between them): one key goes to the settle script.
+  if (ban !== undefined || overrides) {
+    // One key's checks, each seeing the one before (a ban that starts, an override's limits), go to the
+    // settle script.
     const keys = checks.map((check) => check.key);
     if (oneKey || new Set(keys).size !== keys.length) return undefined;
     const args = singleCheckArgs(first, deadlineArg);
-    return { script: BAN_BATCH_CHECK_SCRIPTS[algorithm], keys, args, textAnswers: false };
+    const script = (ban !== undefined ? BAN_BATCH_CHECK_SCRIPTS : OVERRIDABLE_BATCH_CHECK_SCRIPTS)[algorithm];
+    return { script, keys, args, textAnswers: false };
   }
   const second = policies[1]?.algorithm;
   const args = singleCheckArgs(first, deadlineArg);

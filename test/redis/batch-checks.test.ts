@@ -11,6 +11,7 @@ import {
   createLimiter,
   type Decision,
   type Limiter,
+  type LimiterOptions,
   MemoryStore,
   type Policy,
   RedisStore,
@@ -99,6 +100,35 @@ async function scriptCalls(): Promise<{ evalsha: number; eval: number }> {
   return { evalsha: counts.evalsha ?? 0, eval: counts.eval ?? 0 };
 }
 
+/**
+ * A batch of checks on distinct keys, one of which Redis refuses (a key of another type): that check
+ * fails, the others are decided, and the refused key is left as it was.
+ */
+async function expectRefusedKeyAlone(name: string, options: Omit<LimiterOptions, 'store'>): Promise<void> {
+  const prefix = uniquePrefix(name);
+  const limiter = createLimiter({
+    ...options,
+    store: new RedisStore({ client, prefix, logger: { warn: () => {}, error: () => {} } }),
+    onStoreError: 'throw',
+  });
+  await limiter.consume('c');
+  const [key] = await client.keys(`${prefix}*c}*`);
+  expect(key).toBeDefined();
+  await client.del(key as string);
+  await client.hset(key as string, 'not', 'a limiter state');
+
+  const settled = await Promise.allSettled(OWNERS.map((owner) => limiter.consume(owner)));
+  expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.allowed : s.reason.code))).toEqual([
+    true,
+    true,
+    'TOLLGATE_STORE_REFUSED',
+    true,
+    true,
+    true,
+  ]);
+  expect(await client.hget(key as string, 'not')).toBe('a limiter state');
+}
+
 describe.each(CASES)('a batch of $name checks alike but for their key', ({ stem, policies: policy }) => {
   it('goes as one script call, and each check is decided as the MemoryStore decides it', async () => {
     let nowMs = 1_767_225_600_000;
@@ -173,28 +203,7 @@ describe.each(CASES)('a batch of $name checks alike but for their key', ({ stem,
   });
 
   it('a key Redis refuses fails alone: the other checks of the batch are decided', async () => {
-    const prefix = uniquePrefix('batch-refused');
-    const limiter = createLimiter({
-      store: new RedisStore({ client, prefix, logger: { warn: () => {}, error: () => {} } }),
-      policies: policy,
-      onStoreError: 'throw',
-    });
-    await limiter.consume('c');
-    const [key] = await client.keys(`${prefix}*c}*`);
-    expect(key).toBeDefined();
-    await client.del(key as string);
-    await client.hset(key as string, 'not', 'a limiter state');
-
-    const settled = await Promise.allSettled(OWNERS.map((owner) => limiter.consume(owner)));
-    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.allowed : s.reason.code))).toEqual([
-      true,
-      true,
-      'TOLLGATE_STORE_REFUSED',
-      true,
-      true,
-      true,
-    ]);
-    expect(await client.hget(key as string, 'not')).toBe('a limiter state');
+    await expectRefusedKeyAlone('batch-refused', { policies: policy });
   });
 });
 
@@ -242,29 +251,7 @@ describe.each(ALGORITHMS)('a batch of %s checks with a ban, alike but for their 
   });
 
   it('a key Redis refuses fails alone: the other checks of the batch are decided', async () => {
-    const prefix = uniquePrefix('ban-batch-refused');
-    const limiter = createLimiter({
-      store: new RedisStore({ client, prefix, logger: { warn: () => {}, error: () => {} } }),
-      policies,
-      ban,
-      onStoreError: 'throw',
-    });
-    await limiter.consume('c');
-    const [key] = await client.keys(`${prefix}*c}*`);
-    expect(key).toBeDefined();
-    await client.del(key as string);
-    await client.hset(key as string, 'not', 'a limiter state');
-
-    const settled = await Promise.allSettled(OWNERS.map((owner) => limiter.consume(owner)));
-    expect(settled.map((s) => (s.status === 'fulfilled' ? s.value.allowed : s.reason.code))).toEqual([
-      true,
-      true,
-      'TOLLGATE_STORE_REFUSED',
-      true,
-      true,
-      true,
-    ]);
-    expect(await client.hget(key as string, 'not')).toBe('a limiter state');
+    await expectRefusedKeyAlone('ban-batch-refused', { policies, ban });
   });
 
   it("on the server's clock: admits each key's limit and no more, then bans", async () => {

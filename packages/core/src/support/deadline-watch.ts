@@ -67,7 +67,14 @@ export class DeadlineWatch {
         this.restart(watched, performance.now());
         return true;
       };
-      call(renewed).then(
+      let reply: Promise<T>;
+      try {
+        reply = call(renewed);
+      } catch (error) {
+        this.stop(watched);
+        throw error;
+      }
+      reply.then(
         (value) => this.stop(watched) && resolve(value),
         (error: unknown) => this.stop(watched) && reject(error),
       );

@@ -114,4 +114,13 @@ describe('DeadlineWatch', () => {
     // Given up on: what it writes again must change nothing.
     expect(renew()).toBe(false);
   });
+
+  it('rejects a call that throws as it is written with its own error', async () => {
+    const watch = new DeadlineWatch();
+    await expect(
+      watch.watchCall(() => {
+        throw new TypeError('not written');
+      }, 60),
+    ).rejects.toThrow('not written');
+  });
 });

@@ -324,9 +324,8 @@ export function singleCheckScript({ policies, ban, overrides }: ScriptCheck): Lu
  * policies with no ban, penalty or override, of one limiter, alike in cost, clock and timeout (so in
  * deadline, being written together), either each on a key of its own or all on one key; or of one policy
  * with a ban (no penalty) or overrides to read, each on a key of its own (see {@link isSingleCheck}). Its
- * arguments
- * are the first check's {@link singleCheckArgs} (after the number of checks, for one key); `textAnswers`:
- * its reply is read by {@link batchCheckAnswers}.
+ * arguments are the first check's {@link singleCheckArgs} (after the number of checks, for one key);
+ * `textAnswers`: its reply is read by {@link batchCheckAnswers}.
  */
 export function batchCheckCall(
   checks: readonly ScriptCheck[],

@@ -47,7 +47,7 @@ import {
 } from './overrides.js';
 import { maxExtraTokensOf, type Reservation, reservationById, reservationOf } from './reservation.js';
 import { actualCostOf, reservationIdOf, reservationTtlMsOf, type SettleResult } from './reservation-ids.js';
-import { slicedChecks } from './sliced-checks.js';
+import { slicedChecks } from './token-slices.js';
 import { TurnRefusedError } from './turn-refused-error.js';
 import {
   DEFAULT_SCHEDULE_WAIT,

@@ -11,13 +11,12 @@
  */
 
 export {
-  createHeaderWriter,
   type EarlierHeaders,
-  type HeaderWriter,
   type ProfiledHeaders,
   type StackedHeaders,
   stackHeaders,
-} from './http/answer/headers.js';
+} from './http/answer/header-stacking.js';
+export { createHeaderWriter, type HeaderWriter } from './http/answer/headers.js';
 export type { ConcurrencyOutcome, NodeResponse, RateLimitOutcome } from './http/answer/outcome.js';
 export { endWithRejection, type WritableNodeResponse } from './http/answer/rejections.js';
 export type { ClientIpSetting } from './http/identity/client-ip-setting.js';

@@ -21,7 +21,7 @@ export type {
   AllowedAnswerHeader,
   HeaderSwitches,
   LimitedAnswerHeader,
-} from './http/answer/header-wrappers.js';
+} from './http/answer/header-switches.js';
 export {
   type HeaderProfile,
   retryAfterSeconds,

@@ -33,7 +33,7 @@ import {
   ALLOWED_ANSWER_HEADERS,
   headersSwitchedOff,
   LIMITED_ANSWER_HEADERS,
-} from '../answer/header-wrappers.js';
+} from '../answer/header-switches.js';
 import { HEADER_PROFILES, type HeaderProfile } from '../answer/headers.js';
 import { type AllowList, allowListOption } from '../identity/allow-list.js';
 import { byIp, type KeyFunction } from '../identity/request-keys.js';

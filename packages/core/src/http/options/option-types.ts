@@ -6,7 +6,7 @@ import type { Store } from '../../model/store.js';
 import type { Duration } from '../../support/duration.js';
 import type { Logger, WarningSwitches } from '../../support/warnings.js';
 import type { RateLimitCallback } from '../answer/callbacks.js';
-import type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from '../answer/header-wrappers.js';
+import type { AllowedAnswerHeader, HeaderSwitches, LimitedAnswerHeader } from '../answer/header-switches.js';
 import type { HeaderProfile } from '../answer/headers.js';
 import type { RateLimitInfo } from '../answer/outcome.js';
 import type { AllowList } from '../identity/allow-list.js';

@@ -5,7 +5,7 @@
  */
 
 import { TollgateError } from '../../support/tollgate-error.js';
-import { profileOnResponse, stackHeaders } from '../answer/headers.js';
+import { profileOnResponse, stackHeaders } from '../answer/header-stacking.js';
 import type {
   ConcurrencyOutcome,
   NodeResponse,

@@ -9,8 +9,12 @@ import { limiterConfigOf, type OnStoreError } from '../../limiter/limiter-option
 import { zeroLimiter } from '../../limiter/zero-limit.js';
 import type { ResolvedPolicy } from '../../model/policy.js';
 import { TollgateOptionError } from '../../support/option-error.js';
-import { followingOverrides, withSwitches } from '../answer/header-wrappers.js';
-import { createHeaderWriter, type HeaderWriter } from '../answer/headers.js';
+import {
+  createHeaderWriter,
+  followingOverrides,
+  type HeaderWriter,
+  withSwitches,
+} from '../answer/headers.js';
 import type { PerRequestPolicy, ResolvedRateLimitOptions } from '../options/options.js';
 import type { KeyControls } from './key-controls.js';
 

@@ -1,13 +1,12 @@
 import { decodeDict, decodeItem, decodeList } from 'structured-field-values';
 import { type Item, parseDictionary, parseItem, parseList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
+import { profileOnResponse, stackHeaders } from '../../../src/http/answer/header-stacking.js';
 import {
   createHeaderWriter,
   HEADER_PROFILES,
   type HeaderProfile,
-  profileOnResponse,
   retryAfterSeconds,
-  stackHeaders,
 } from '../../../src/http/answer/headers.js';
 import { createLimiter } from '../../../src/limiter/limiter.js';
 import type { Policy } from '../../../src/model/policy.js';

@@ -27,8 +27,7 @@ import {
   RESERVE_OPTIONS,
   SCHEDULE_OPTIONS,
 } from './call-options.js';
-import { DenyCache } from './deny-cache.js';
-import { insuranceFor } from './insurance.js';
+import { DenyCache, insuranceFor } from './in-process.js';
 import {
   type LimiterConfig,
   type LimiterOptions,

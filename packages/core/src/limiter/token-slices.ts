@@ -20,7 +20,7 @@ import type { ResolvedPolicy, ResolvedTokenSlice } from '../model/policy.js';
 import type { BucketMode, BucketRequest, BucketResult } from '../model/store.js';
 import { StoreUnavailableError } from '../support/store-error.js';
 import { bucketOwner } from './bucket-key.js';
-import type { DenyCache } from './deny-cache.js';
+import type { DenyCache } from './in-process.js';
 
 /**
  * The most keys whose slices a limiter holds at once. A slice is for a few hot keys; a flood of keys

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/algorithms/decide.js';
 import { resolvePolicies } from '../../src/algorithms/policies.js';
-import { DenyCache } from '../../src/limiter/deny-cache.js';
+import { DenyCache } from '../../src/limiter/in-process.js';
 import type { AlgorithmName, Policy } from '../../src/model/policy.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { seeded } from '../seeded.js';

@@ -1,7 +1,7 @@
 /** The insurance limiter: each policy counts in process memory as it counts on the store, on its share. */
 import { describe, expect, it } from 'vitest';
 import { resolvePolicies } from '../../src/algorithms/policies.js';
-import { insuranceFor } from '../../src/limiter/insurance.js';
+import { insuranceFor } from '../../src/limiter/in-process.js';
 
 describe('insuranceFor', () => {
   it('keeps each policy algorithm, so a fixed window stays a fixed window while the store is down', async () => {

@@ -88,8 +88,8 @@ function recorder() {
  * Everything a store sends, each call on keys of its own under `name`: checks (TIME, GET, SET), a refund
  * that fills the bucket again (DEL in the script), a reset (DEL), a lease taken (ZREMRANGEBYSCORE, ZCARD,
  * ZADD, PEXPIRE) and released (ZREM), reservations by id made (ZRANGEBYSCORE, ZSCORE, HSET, ZRANGE; a
- * third with two settled, past maxOpen 1: ZREMRANGEBYRANK) and settled (HGET, HDEL, ZREM). What each
- * answered, or its error.
+ * third with two settled, past maxOpen 1: ZREMRANGEBYRANK) and settled (HGET, HDEL, ZREM), and checks
+ * that go together on keys of their own (one batch call: MGET). What each answered, or its error.
  */
 async function useEverything(store: RedisStore, name: string) {
   const limiter = createLimiter({ store, policies: { limit: LIMIT, window: '1h' } });
@@ -112,7 +112,8 @@ async function useEverything(store: RedisStore, name: string) {
     reservations.push(decision.degraded ? 'degraded' : decision.reason);
     if (id !== 'r3') reservations.push(await settled(byId.settle(`${name}:d`, id, 0)));
   }
-  return { checks, refund, reset, lease, release, reservations };
+  const together = await Promise.all(['e', 'f', 'g'].map((key) => limiter.consume(`${name}:${key}`)));
+  return { checks, refund, reset, lease, release, reservations, together };
 }
 
 describe.each(CLIENTS)('RedisStore as an ACL user (%s)', (clientName, connect) => {
@@ -132,6 +133,11 @@ describe.each(CLIENTS)('RedisStore as an ACL user (%s)', (clientName, connect) =
       expect(used).toMatchObject({ refund: 'ok', reset: 'ok', release: 'ok' });
       expect(used.reservations).toEqual(['allowed', 'ok', 'allowed', 'ok', 'allowed']);
       expect(used.lease).toMatchObject({ acquired: true, degraded: false });
+      expect(used.together.map((d) => [d.allowed, d.degraded])).toEqual([
+        [true, false],
+        [true, false],
+        [true, false],
+      ]);
 
       const limiter = createLimiter({ store, policies: { limit: 100, window: '1h' }, onStoreError: 'throw' });
       const race = await Promise.all(Array.from({ length: 300 }, () => limiter.consume(`${user}:race`)));
@@ -165,6 +171,15 @@ describe.each(CLIENTS)('RedisStore as an ACL user (%s)', (clientName, connect) =
         expect(line, 'the rules the store gives are the documented ones').toContain(
           `Tollgate needs: ACL SETUSER <user> ${RULES.join(' ')}`,
         );
+        if (command === 'mget') {
+          // Batched checks read their keys one by one: Redis decides them all, and the line is a warning.
+          expect(used.together.map((d) => [d.allowed, d.degraded])).toEqual([
+            [true, false],
+            [true, false],
+            [true, false],
+          ]);
+          expect(line).toContain('read their keys one by one');
+        }
         if (['evalsha', 'eval', 'time', 'get', 'set'].includes(command)) {
           // Every check needs it: the insurance limiter decided them all, and limited.
           expect(used.checks.map((d) => [d.allowed, d.degraded])).toEqual([

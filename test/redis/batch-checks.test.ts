@@ -94,10 +94,15 @@ async function batchScriptRan(stem: string): Promise<boolean> {
   return exists === 1;
 }
 
-/** The script calls Redis ran, by name, since the server started. */
-async function scriptCalls(): Promise<{ evalsha: number; eval: number }> {
+/** The script calls Redis ran, and the reads its scripts ran, by name, since the server started. */
+async function scriptCalls(): Promise<{ evalsha: number; eval: number; mget: number; get: number }> {
   const counts = await commandCounts(server.port);
-  return { evalsha: counts.evalsha ?? 0, eval: counts.eval ?? 0 };
+  return {
+    evalsha: counts.evalsha ?? 0,
+    eval: counts.eval ?? 0,
+    mget: counts.mget ?? 0,
+    get: counts.get ?? 0,
+  };
 }
 
 /**
@@ -160,6 +165,8 @@ describe.each(CASES)('a batch of $name checks alike but for their key', ({ stem,
     // The six, started in one turn of the event loop, go as one call: EVALSHA, then (the script being
     // new to this Redis) EVAL.
     expect([after.evalsha - before.evalsha, after.eval - before.eval]).toEqual([1, 1]);
+    // The six keys are read by one MGET, and by no GET.
+    expect([after.mget - before.mget, after.get - before.get]).toEqual([1, 0]);
     expect(first.map((d) => d.allowed)).toEqual([false, true, true, true, true, true]);
 
     nowMs += 20_000; // a third of the window: the token bucket has refilled one token

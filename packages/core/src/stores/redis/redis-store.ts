@@ -59,6 +59,7 @@ import {
   checkQueueing,
   isAclRefusal,
   isScriptingUnavailable,
+  KEYS_READ_ONE_BY_ONE,
   reportAclRefusal,
   reportScriptingUnavailable,
 } from './setup-checks.js';
@@ -116,6 +117,7 @@ export class RedisStore implements Store {
   #serverChecked = false;
   #queueingChecked = false;
   #aclRefusalReported = false;
+  #mgetRefusalReported = false;
   #noScriptingReported = false;
 
   constructor(options: RedisStoreOptions) {
@@ -128,6 +130,7 @@ export class RedisStore implements Store {
       deadlineArg: (sentAtMs, timeoutMs) => this.#deadline(sentAtMs, timeoutMs),
       watch: this.#watch,
       maxBatch: MAX_BATCH,
+      keysReadOneByOne: (reason) => this.#keysReadOneByOne(reason),
     });
     this.#prefix = prefix;
     this.clock = clock;
@@ -398,6 +401,13 @@ export class RedisStore implements Store {
     if (this.#aclRefusalReported || !isAclRefusal(reason)) return;
     this.#aclRefusalReported = true;
     void reportAclRefusal(this.#client, reason, this.#prefix, this.#warnings);
+  }
+
+  /** Once, when Redis refuses a batch script's MGET to the ACL user: checks go on, at more cost to Redis. */
+  #keysReadOneByOne(reason: string): void {
+    if (this.#mgetRefusalReported || !isAclRefusal(reason)) return;
+    this.#mgetRefusalReported = true;
+    void reportAclRefusal(this.#client, reason, this.#prefix, this.#warnings, KEYS_READ_ONE_BY_ONE);
   }
 
   /** Once, after the first answer: warns if Redis may evict live buckets (or, late, if the client queues). */

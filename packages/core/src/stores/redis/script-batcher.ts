@@ -57,6 +57,8 @@ export interface BatcherSettings {
   readonly watch: DeadlineWatch;
   /** The most checks in one script call, so that no call keeps Redis busy for long. */
   readonly maxBatch: number;
+  /** Redis refused a batch script the MGET that reads its keys at once: why (the keys were read one by one). */
+  readonly keysReadOneByOne: (reason: string) => void;
 }
 
 /**
@@ -168,13 +170,20 @@ export class ScriptBatcher {
             single !== undefined
               ? singleCheckAnswers(reply, single)
               : texted !== undefined
-                ? batchCheckAnswers(reply, texted)
+                ? this.#batchAnswers(reply, texted, batch.length)
                 : reply,
             shapes,
             undefined,
           ),
         (error: unknown) => this.#finished(group, batch, undefined, 0, error),
       );
+  }
+
+  /** The answers of a batch script for distinct keys, to `count` checks like `first`. */
+  #batchAnswers(reply: unknown, first: ScriptCheck, count: number): unknown[] {
+    const { answers, unread } = batchCheckAnswers(reply, first, count);
+    if (unread !== undefined) this.#settings.keysReadOneByOne(unread);
+    return answers;
   }
 
   /**

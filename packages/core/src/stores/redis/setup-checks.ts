@@ -70,13 +70,14 @@ function configMap(reply: unknown): Map<string, string> {
 
 /**
  * Every command Tollgate runs on its keys, with arguments of the shape it sends (`$key` is a key): the
- * settle script's (`script/scripts.generated.ts`: TIME, GET, SET, DEL), the lease script's
+ * check scripts' (`script/scripts.generated.ts`: TIME, GET, MGET, SET, DEL), the lease script's
  * (`algorithms/concurrency/concurrency.lua.ts`), the reservation script's (`script/reservation-script.ts`:
  * the sorted sets and the hash of reservations by id), and DEL, sent by `reset` too. An ACL user needs them all,
  * and EVALSHA and EVAL, which run the scripts (EVAL after NOSCRIPT, as after a restart or a failover).
  */
 const SCRIPT_COMMANDS = [
   'GET $key',
+  'MGET $key',
   'SET $key 0 PX 1',
   'DEL $key',
   'TIME',
@@ -140,17 +141,37 @@ export function isAclRefusal(reason: string): boolean {
   return /NOPERM|PermissionDenied|ACL failure|user executing the script can't/.test(reason);
 }
 
+/** What a refusal does to checks, as its log line says it, and the level it is logged at. */
+export interface RefusalEffect {
+  readonly level: 'warn' | 'error';
+  readonly effect: string;
+}
+
+/** A refusal of a command that checks cannot go without. */
+export const CHECKS_FALL_BACK: RefusalEffect = {
+  level: 'error',
+  effect: "checks take the limiters' fallback until it is granted",
+};
+
+/** A refusal of the MGET of a batch script, which then reads its keys one by one. */
+export const KEYS_READ_ONE_BY_ONE: RefusalEffect = {
+  level: 'warn',
+  effect:
+    'checks that go to Redis together read their keys one by one, at more cost to Redis, until it is granted',
+};
+
 /**
- * Logs that Redis refuses Tollgate's ACL user a command, naming it, with the ACL rules the user needs (the
- * store calls it once). Redis names a command the client sent, and from 7.2 one a script runs; Redis 7.0 does
- * not name the one a script runs, so the store asks it, with `redis.acl_check_cmd`, which of Tollgate's
- * commands the user lacks on a key under `prefix`.
+ * Logs that Redis refuses Tollgate's ACL user a command, naming it, with what that does to checks and the
+ * ACL rules the user needs (the store calls it once). Redis names a command the client sent, and from 7.2
+ * one a script runs; Redis 7.0 does not name the one a script runs, so the store asks it, with
+ * `redis.acl_check_cmd`, which of Tollgate's commands the user lacks on a key under `prefix`.
  */
 export async function reportAclRefusal(
   client: RedisClientAdapter,
   reason: string,
   prefix: string,
   warnings: Warnings,
+  { level, effect }: RefusalEffect = CHECKS_FALL_BACK,
 ): Promise<void> {
   const named = /run the '([^']+)' command/.exec(reason)?.[1];
   const keyRefused = /access .*keys?\b/i.test(reason);
@@ -161,9 +182,9 @@ export async function reportAclRefusal(
   else if (keyRefused) what = `access to its keys under ${prefix}`;
   warnings.event(
     'TOLLGATE_STORE_ERROR',
-    'error',
-    `Redis refuses the client's ACL user ${what} (${reason.split(' script: ')[0]}): checks take the ` +
-      `limiters' fallback until it is granted. Tollgate needs: ACL SETUSER <user> ${aclRules(prefix)}`,
+    level,
+    `Redis refuses the client's ACL user ${what} (${reason.split(' script: ')[0]}): ${effect}. ` +
+      `Tollgate needs: ACL SETUSER <user> ${aclRules(prefix)}`,
   );
 }
 

@@ -199,9 +199,9 @@ describe('the batch scripts Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '1e42fd5af8fbfc425aeece5b74d8aad6a7fbda73',
-      'fixed-window': '0471ee2e722236980152bbdef4ad6ad28df8f933',
-      'sliding-window': '20c61e61352906a5ebbb029e768be3ae7ff503bf',
+      'token-bucket': '292e681c171b5eee12f68aae1a35dc3d7c1274be',
+      'fixed-window': 'a438a469a8ba51af608b4e0717f5320a8237a4eb',
+      'sliding-window': '82b79b1496e8b3ce5e51e2e7dec0156ac46d26a8',
     });
   });
 });
@@ -236,15 +236,15 @@ describe('the single-check scripts of two policies Redis runs', () => {
 describe('the batch scripts of two policies Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     expect(pairShas(POLICY_PAIR_BATCH_CHECK_SCRIPTS)).toEqual({
-      'token-bucket token-bucket': '0421bacdab21c75c9073761c51c607c98e940193',
-      'token-bucket fixed-window': '9b94e8568b1ca83d2375abd7b83abc6bef2fcbb9',
-      'token-bucket sliding-window': 'cd4949bb535f2542fb675df582521c0264155469',
-      'fixed-window token-bucket': '8bd344bafce08e95fbf468f65bd252dedec1bc1e',
-      'fixed-window fixed-window': '762fcbd1c8513ccc2b9c4c86d4a1fc4f7c47c647',
-      'fixed-window sliding-window': 'e491966325ff37e84841fa953832d64f1ce9cd39',
-      'sliding-window token-bucket': '1db824ac1a6f98d7d9d2082a6b170dfdaad4befb',
-      'sliding-window fixed-window': '148e5fdfde7583b13623859ef73150b8d6e5fc52',
-      'sliding-window sliding-window': '27d4301fb181340146ca4cba0ae85d968077856d',
+      'token-bucket token-bucket': '524d25469c1b396cc5aa9cd961e551cb80ae14d1',
+      'token-bucket fixed-window': 'b2131888813a2480dc540c23ad964428d2492c18',
+      'token-bucket sliding-window': 'ff4e93136dec46249dc1fee63b4522b133311606',
+      'fixed-window token-bucket': 'c1af572cd6bfc5a3029f98a34a7d68ed8296b83d',
+      'fixed-window fixed-window': '0c6ddc42ae13caeac1377f2c9c6bca5cac28d581',
+      'fixed-window sliding-window': '6a81a8eb91b80e23e4a2db8f6aa4ce72acaf260b',
+      'sliding-window token-bucket': '17c8801daffde46332dec0d7446a9c3c7ccee572',
+      'sliding-window fixed-window': 'fa3457f66daf3bcc9e7476e519d670b3db28042e',
+      'sliding-window sliding-window': 'f708b118a516a10d958595238c7cb9ee06ae3157',
     });
   });
 });

@@ -16,7 +16,8 @@
  * Returns  { now, then per check: 1 or 0 and its fields, or -2 and Redis's error }; past the deadline,
  *          -1 per check. In the script for distinct keys, a check applied and written in whole numbers
  *          is answered by the text written ('f1:f2…': applied, then the fields), which Redis replies for
- *          less than the numbers (`batchCheckAnswers` in `wire.ts` reads it)
+ *          less than the numbers, and Redis's refusal of the MGET that reads the keys comes last
+ *          (`batchCheckAnswers` in `wire.ts` reads it)
  */
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
@@ -168,20 +169,29 @@ function batchLua(parts: BatchParts): string {
   const header = `-- A batch of single checks (${what}): a consume of ${policies} on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     ${argumentNames}, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').`;
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.`;
   return withLibrary(
     header,
     `
 local argv, keys = ARGV, KEYS
 ${prelude(1, '#keys')}
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, ${locals} = raw and true or false, ${fieldList(fields.length, () => 'false')}
@@ -198,11 +208,12 @@ for c = 1, #keys do
       if quiet > 0 then
         if ${whole} then
           local value = ${digits}
-          ${stateWrite('value', keepable)}
+          ${batchWrite(keepable)}
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          ${keepable ? `local value = ${anyNumber}\n${stateWrite('value', true)}` : stateWrite(anyNumber, false)}
+          local value = ${anyNumber}
+          ${batchWrite(keepable)}
           err = written.err
         end
       elseif raw then
@@ -219,9 +230,23 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
   );
+}
+
+/**
+ * Lua that writes `value` as a key's new state in the script for distinct keys. MGET reads a key of
+ * another type as it reads a missing one: a state not read is written only if the key is missing (NX),
+ * and a key NX left is answered by its GET, Redis's refusal.
+ */
+function batchWrite(keepable: boolean): string {
+  return `if raw then
+  ${indented(stateWrite('value', keepable), 2)}
+else
+  written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+end`;
 }
 
 /** The batch script for checks all on one key, as Redis runs it. */

@@ -2555,10 +2555,12 @@ export const BATCH_CHECK_LUA = {
   'token-bucket': `-- A batch of single checks (token-bucket): a consume of one policy on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit, capacityUnits, then cost * windowMs, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local ceil, find, sub, format = math.ceil, string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, capacity = argv[1] + 0, argv[2] + 0
@@ -2575,11 +2577,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2 = raw and true or false, false, false
@@ -2617,11 +2626,20 @@ for c = 1, #keys do
         if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
           and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
           local value = format('%d:%d', f1, f2)
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
         end
       elseif raw then
@@ -2645,15 +2663,18 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
   'fixed-window': `-- A batch of single checks (fixed-window): a consume of one policy on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit, windowMs, then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local find, sub, format = string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, window = argv[1] + 0, argv[2] + 0
@@ -2670,11 +2691,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2 = raw and true or false, false, false
@@ -2707,19 +2735,27 @@ for c = 1, #keys do
         if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
           and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
           local value = format('%d:%d', f1, f2)
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
           local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
         end
@@ -2744,15 +2780,18 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
   'sliding-window': `-- A batch of single checks (sliding-window): a consume of one policy on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit, windowMs, then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local min, max, floor, find, sub, format = math.min, math.max, math.floor, string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, window = argv[1] + 0, argv[2] + 0
@@ -2769,11 +2808,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, f3 = raw and true or false, false, false, false
@@ -2821,19 +2867,27 @@ for c = 1, #keys do
           and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
           and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992) then
           local value = format('%d:%d:%d', f1, f2, f3)
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
           local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
         end
@@ -2859,6 +2913,7 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
 } as const;
@@ -4153,10 +4208,12 @@ export const POLICY_PAIR_BATCH_CHECK_LUA = {
     'token-bucket': `-- A batch of single checks (token-bucket, then token-bucket): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1, capacity1 (token-bucket), then limit2, window2, capacity2 (token-bucket); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local ceil, match, format = math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, capacity1, limit2, window2, capacity2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0, argv[6] + 0
@@ -4173,11 +4230,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
@@ -4233,11 +4297,20 @@ for c = 1, #keys do
           and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
           local value = format('%d:%d:%d:%d', f1, f2, g1, g2)
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
         end
       elseif raw then
@@ -4263,15 +4336,18 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
     'fixed-window': `-- A batch of single checks (token-bucket, then fixed-window): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1, capacity1 (token-bucket), then limit2, window2 (fixed-window); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local ceil, match, format = math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, capacity1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
@@ -4288,11 +4364,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
@@ -4341,11 +4424,20 @@ for c = 1, #keys do
           and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
           local value = format('%d:%d:%d:%d', f1, f2, g1, g2)
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
         end
       elseif raw then
@@ -4371,15 +4463,18 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
     'sliding-window': `-- A batch of single checks (token-bucket, then sliding-window): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1, capacity1 (token-bucket), then limit2, window2 (sliding-window); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local min, max, floor, ceil, match, format = math.min, math.max, math.floor, math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, capacity1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
@@ -4396,11 +4491,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, g1, g2, g3 = raw and true or false, false, false, false, false, false
@@ -4460,11 +4562,20 @@ for c = 1, #keys do
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
           and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992) then
           local value = format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
         end
       elseif raw then
@@ -4491,6 +4602,7 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
   },
@@ -4498,10 +4610,12 @@ return answers
     'token-bucket': `-- A batch of single checks (fixed-window, then token-bucket): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1 (fixed-window), then limit2, window2, capacity2 (token-bucket); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local ceil, match, format = math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2, capacity2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
@@ -4518,11 +4632,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
@@ -4571,11 +4692,20 @@ for c = 1, #keys do
           and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
           local value = format('%d:%d:%d:%d', f1, f2, g1, g2)
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
         end
       elseif raw then
@@ -4601,15 +4731,18 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
     'fixed-window': `-- A batch of single checks (fixed-window, then fixed-window): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1 (fixed-window), then limit2, window2 (fixed-window); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local match, format = string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -4626,11 +4759,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
@@ -4674,19 +4814,27 @@ for c = 1, #keys do
           and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
           local value = format('%d:%d:%d:%d', f1, f2, g1, g2)
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
           local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
         end
@@ -4713,15 +4861,18 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
     'sliding-window': `-- A batch of single checks (fixed-window, then sliding-window): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1 (fixed-window), then limit2, window2 (sliding-window); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local min, max, floor, match, format = math.min, math.max, math.floor, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -4738,11 +4889,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, g1, g2, g3 = raw and true or false, false, false, false, false, false
@@ -4797,19 +4955,27 @@ for c = 1, #keys do
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
           and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992) then
           local value = format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
           local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
         end
@@ -4837,6 +5003,7 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
   },
@@ -4844,10 +5011,12 @@ return answers
     'token-bucket': `-- A batch of single checks (sliding-window, then token-bucket): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1 (sliding-window), then limit2, window2, capacity2 (token-bucket); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local min, max, floor, ceil, match, format = math.min, math.max, math.floor, math.ceil, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2, capacity2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
@@ -4864,11 +5033,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
@@ -4928,11 +5104,20 @@ for c = 1, #keys do
           and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
           local value = format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-          written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
-          written = redis.pcall('SET', key, (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+          local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+          if raw then
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+          else
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+          end
           err = written.err
         end
       elseif raw then
@@ -4959,15 +5144,18 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
     'fixed-window': `-- A batch of single checks (sliding-window, then fixed-window): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1 (sliding-window), then limit2, window2 (fixed-window); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local min, max, floor, match, format = math.min, math.max, math.floor, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -4984,11 +5172,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
@@ -5043,19 +5238,27 @@ for c = 1, #keys do
           and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
           local value = format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
           local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
         end
@@ -5083,15 +5286,18 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
     'sliding-window': `-- A batch of single checks (sliding-window, then sliding-window): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1 (sliding-window), then limit2, window2 (sliding-window); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local min, max, floor, match, format = math.min, math.max, math.floor, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -5108,11 +5314,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, f3, g1, g2, g3 = raw and true or false, false, false, false, false, false, false
@@ -5178,19 +5391,27 @@ for c = 1, #keys do
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
           and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992) then
           local value = format('%d:%d:%d:%d:%d:%d', f1, f2, f3, g1, g2, g3)
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
           local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
         end
@@ -5219,6 +5440,7 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
   },

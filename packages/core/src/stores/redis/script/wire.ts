@@ -464,16 +464,21 @@ export function singleCheckAnswers(reply: unknown, { policies }: ScriptCheck): u
 }
 
 /**
- * The reply of a batch script for distinct keys (see {@link batchCheckCall}) as the settle script
- * answers: a check answered by the text written ('f1:f2…', applied) as 1 and its fields.
+ * The reply of a batch script for distinct keys (see {@link batchCheckCall}) to `count` checks like
+ * `check`, as the settle script answers: a check answered by the text written ('f1:f2…', applied) as 1
+ * and its fields. `unread`: why Redis refused the script's MGET (the keys were then read one by one).
  */
-export function batchCheckAnswers(reply: unknown, { policies }: ScriptCheck): unknown[] {
+export function batchCheckAnswers(
+  reply: unknown,
+  { policies }: ScriptCheck,
+  count: number,
+): { answers: unknown[]; unread: string | undefined } {
   const answers = reply as unknown[];
   let fields = 0;
   for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
   const read: unknown[] = [answers[0]];
   let at = 1;
-  while (at < answers.length) {
+  for (let c = 0; c < count; c++) {
     const status = answers[at];
     if (typeof status === 'string' && status.includes(':')) {
       read.push(1);
@@ -486,7 +491,7 @@ export function batchCheckAnswers(reply: unknown, { policies }: ScriptCheck): un
     for (let k = 0; k < length; k++) read.push(answers[at + k]);
     at += length;
   }
-  return read;
+  return { answers: read, unread: at < answers.length ? String(answers[at]) : undefined };
 }
 
 /** Whether two checks differ in nothing but their key, so the script may read them as one shape. */

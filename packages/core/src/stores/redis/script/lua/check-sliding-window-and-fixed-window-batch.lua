@@ -1,10 +1,12 @@
 -- A batch of single checks (sliding-window, then fixed-window): a consume of two policies on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     limit1, window1 (sliding-window), then limit2, window2 (fixed-window); then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now, and if the cost fits, apply it and write (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now, and if the cost fits, apply it and write (or delete)
+-- the state.
 -- Answers { now, then per check: applied (1 or 0) and the fields, or -2 and Redis's error }; a check
--- applied and written in whole numbers is answered by the text written instead ('f1:f2…').
+-- applied and written in whole numbers is answered by the text written instead ('f1:f2…'); last, when
+-- Redis refused the MGET, its error.
 local min, max, floor, match, format = math.min, math.max, math.floor, string.match, string.format
 local argv, keys = ARGV, KEYS
 local limit1, window1, limit2, window2 = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -21,11 +23,18 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
+-- without one of the keys), answered after the checks; each key is then read alone, and a key refused
+-- fails alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw = redis.pcall('GET', key)
+  local raw
+  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
   local err = raw and raw.err
   if not err then
     local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
@@ -80,19 +89,27 @@ for c = 1, #keys do
           and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
           and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992) then
           local value = format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
         else
           local value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
-          if kept then
-            written = redis.pcall('SET', key, value, 'KEEPTTL')
+          if raw then
+            if kept then
+              written = redis.pcall('SET', key, value, 'KEEPTTL')
+            else
+              written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            end
           else
-            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+            written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
           end
           err = written.err
         end
@@ -120,4 +137,5 @@ for c = 1, #keys do
     n = n + 2
   end
 end
+if unread then answers[n + 1] = unread end
 return answers

@@ -45,10 +45,15 @@ const RULES: Record<string, Rules> = {
 };
 
 /**
- * `alike`: every wave is consumes of one cost on distinct keys, as a batch script takes them (the first
- * of a wave is written at once, alone; the others wait for it and go together).
+ * `alike`: every wave is consumes of one cost, as a batch script takes them (the first of a wave is
+ * written at once, alone; the others wait for it and go together): on distinct keys, or all on one key.
  */
-async function run(seed: number, policies: Policy | Policy[], rules: Rules, alike = false): Promise<number> {
+async function run(
+  seed: number,
+  policies: Policy | Policy[],
+  rules: Rules,
+  alike: 'distinct keys' | 'one key' | false = false,
+): Promise<number> {
   const random = seeded(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const clock = new SharedClock();
@@ -77,7 +82,12 @@ async function run(seed: number, policies: Policy | Policy[], rules: Rules, alik
       await onRedis.setOverride(key, override, ttl);
     }
     const checks: ((limiter: Limiter) => Promise<Decision>)[] = [];
-    if (alike) {
+    if (alike === 'one key') {
+      const cost = 1 + Math.floor(random() * 2);
+      for (let size = 3 + Math.floor(random() * 8); checks.length < size; ) {
+        checks.push((l) => l.consume('a', { cost }));
+      }
+    } else if (alike) {
       const cost = 1 + Math.floor(random() * 2);
       const first = pick(KEYS);
       const others = KEYS.filter((key) => key !== first).sort(() => random() - 0.5);
@@ -120,7 +130,17 @@ describe.each(WAVE_SETS)(
   (_name, policies) => {
     it.each(Object.entries(RULES))('with %s', async (rule, rules) => {
       const seed = 100 + Object.keys(RULES).indexOf(rule);
-      expect(await run(seed, policies, rules, true)).toBe(400);
+      expect(await run(seed, policies, rules, 'distinct keys')).toBe(400);
+    });
+  },
+);
+
+describe.each(WAVE_SETS)(
+  'in waves alike, all on one key, MemoryStore and RedisStore decide alike: %s',
+  (_name, policies) => {
+    it.each(Object.entries(RULES))('with %s', async (rule, rules) => {
+      const seed = 200 + Object.keys(RULES).indexOf(rule);
+      expect(await run(seed, policies, rules, 'one key')).toBe(400);
     });
   },
 );

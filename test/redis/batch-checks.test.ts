@@ -404,6 +404,96 @@ describe.each(CASES)('a batch of $name checks all on one key', ({ stem, policies
   });
 });
 
+describe.each(ALGORITHMS)('a batch of %s checks with a ban, all on one key', (algorithm) => {
+  const stem = `check-${algorithm}-ban`;
+  const policies: Policy = { limit: 3, window: '1m', algorithm };
+  const ban = { after: 2, duration: '1m' } as const;
+
+  /** Whether Redis has run (and so holds) the ban's one-key batch script. */
+  async function hotScriptRan(): Promise<boolean> {
+    const sha = createHash('sha1')
+      .update(committedScript(`${stem}-hot.lua`))
+      .digest('hex');
+    const [exists] = (await client.script('EXISTS', sha)) as number[];
+    return exists === 1;
+  }
+
+  it('reads and writes the key once, and each check is decided as the MemoryStore decides it', async () => {
+    let nowMs = 1_767_225_600_000;
+    const clock = () => nowMs;
+    const redis = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('ban-hot'), clock }),
+      policies,
+      ban,
+      denyCache: false,
+    });
+    const memory = createLimiter({ store: new MemoryStore({ clock }), policies, ban, denyCache: false });
+    const wave = async (cost = 1) => {
+      const run = (limiter: Limiter) =>
+        Promise.all(Array.from({ length: 6 }, () => limiter.consume('login', { cost })));
+      const [fromRedis, fromMemory] = [await run(redis), await run(memory)];
+      // With why each was refused, and the whole wait (a ban's).
+      const full = (d: Decision) => ({ ...outcome(d), reason: d.reason, waitMs: d.retryAfterMs });
+      expect(fromRedis.map(full)).toEqual(fromMemory.map(full));
+      return fromRedis;
+    };
+    for (const limiter of [redis, memory]) await limiter.consume('login');
+
+    const before = await commandCounts(server.port);
+    expect(await hotScriptRan()).toBe(false);
+    // Two admitted, two refused, which starts the ban, and two refused by the ban: all in one call, which
+    // reads the key once and writes it once.
+    const first = await wave();
+    const after = await commandCounts(server.port);
+    expect(await hotScriptRan()).toBe(true);
+    const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
+    expect(['evalsha', 'eval', 'get', 'set'].map(delta)).toEqual([1, 1, 1, 1]);
+    expect(first.map((d) => d.allowed)).toEqual([true, true, false, false, false, false]);
+
+    nowMs += 30_000; // within the ban, though the bucket has refilled some
+    expect((await wave()).every((d) => !d.allowed)).toBe(true);
+    nowMs += 100_000; // past it, and past the window that counted
+    const later = await wave();
+    expect(later.some((d) => d.allowed)).toBe(true);
+    await wave(0.5);
+    nowMs += 200_000;
+    await wave(4); // more than the limit: refused, counted toward a ban
+  });
+
+  it("on the server's clock: 40 checks at once on one key admit its limit, then ban it", async () => {
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('ban-hot-server-clock') }),
+      policies,
+      ban,
+    });
+    const decisions = await Promise.all(Array.from({ length: 40 }, () => limiter.consume('login')));
+    expect(decisions.every((d) => !d.degraded)).toBe(true);
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(3);
+    const last = decisions.at(-1) as Decision;
+    expect(last.retryAfterMs).toBeGreaterThan(55_000); // the ban's minute, not the bucket's 20 s
+  });
+
+  it('a key Redis refuses to read fails every check of the batch, and changes nothing', async () => {
+    const prefix = uniquePrefix('ban-hot-refused');
+    const limiter = createLimiter({
+      store: new RedisStore({ client, prefix, logger: { warn: () => {}, error: () => {} } }),
+      policies,
+      ban,
+      onStoreError: 'throw',
+    });
+    await limiter.consume('login');
+    const [key] = await client.keys(`${prefix}*login}*`);
+    expect(key).toBeDefined();
+    await client.del(key as string);
+    await client.hset(key as string, 'not', 'a limiter state');
+    const settled = await Promise.allSettled(Array.from({ length: 6 }, () => limiter.consume('login')));
+    expect(settled.map((s) => (s.status === 'rejected' ? s.reason.code : s.value.allowed))).toEqual(
+      Array(6).fill('TOLLGATE_STORE_REFUSED'),
+    );
+    expect(await client.hget(key as string, 'not')).toBe('a limiter state');
+  });
+});
+
 describe('a batch Redis refuses to write (maxmemory reached)', () => {
   it.each(['distinct keys', 'one key'])(
     'on %s: every check that would write answers the refusal, and nothing is written',

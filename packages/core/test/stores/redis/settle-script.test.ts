@@ -13,6 +13,7 @@ import { RESERVATION_SCRIPT } from '../../../src/stores/redis/script/reservation
 import {
   BAN_BATCH_CHECK_SCRIPTS,
   BAN_CHECK_SCRIPTS,
+  BAN_HOT_CHECK_SCRIPTS,
   BATCH_CHECK_SCRIPTS,
   HOT_KEY_CHECK_SCRIPTS,
   LEASE_SCRIPT,
@@ -107,6 +108,9 @@ describe('the .lua files of the scripts Redis runs', () => {
         ]),
       ),
       ...Object.fromEntries(
+        Object.entries(BAN_HOT_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-ban-hot.lua`, script]),
+      ),
+      ...Object.fromEntries(
         Object.entries(BATCH_CHECK_SCRIPTS).map(([name, script]) => [`check-${name}-batch.lua`, script]),
       ),
       ...Object.fromEntries(
@@ -191,6 +195,17 @@ describe('the batch scripts of a policy with a ban Redis runs', () => {
       'token-bucket': 'a0ff512296e96f49cf93480bbe6c55bbd5f87043',
       'fixed-window': 'fa917856ab379dbdcab694a2f275e45028231bf9',
       'sliding-window': '3c15b630355192288027c0ee34f0b229b5be9602',
+    });
+  });
+});
+
+describe('the batch scripts of a policy with a ban on one key Redis runs', () => {
+  it.skipIf(writing)('have their SHAs pinned here', () => {
+    const shas = Object.entries(BAN_HOT_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
+    expect(Object.fromEntries(shas)).toEqual({
+      'token-bucket': 'b513a81f68c527c5dc550397f8668ad447178db8',
+      'fixed-window': 'bf7d575cfb69e2663debdbbab8986fb2639c147c',
+      'sliding-window': 'e8686561ce28e9a9ea4707d659115d25bb4034a6',
     });
   });
 });

@@ -7,6 +7,8 @@
  * - `lua/check-<algorithm>-ban.lua`: a check alone in its call.
  * - `lua/check-<algorithm>-ban-batch.lua`: checks alike but for their key, each key once (KEYS: the
  *   checks' keys), decided one after another, each answered as the settle script answers it.
+ * - `lua/check-<algorithm>-ban-hot.lua`: checks alike, all on one key (ARGV begins with how many), the
+ *   key read and written once.
  *
  * KEYS[1]  the check's key: the policy's fields, then the ban's two (refusals in a row, when the ban ends)
  * ARGV     as the policy's single-check script (`single-check.ts`): the policy's numbers, then the ban's
@@ -88,6 +90,68 @@ return answers
   );
 }
 
+/**
+ * The batch script of one policy of `algorithm` with a ban, for checks all on one key and alike (a login
+ * under attack on one account): the key read once, each check decided in turn on the state the one before
+ * left, as the settle script decides them, and the state written once. It answers as the ban's batch
+ * script for distinct keys.
+ */
+export function banHotCheckLua(algorithm: Algorithm): string {
+  const ban = banParts(algorithm);
+  const header = `-- A batch of single checks (${algorithm.name}) with a ban on one key: consumes of one policy, all alike.
+-- KEYS[1]  the key: ${ban.policy.join(':')} (the policy), then refusals in a row and when the ban ends
+-- ARGV     how many checks, then ${ban.argumentNames}, deadline ('' none), now ('' or absent: the server's)
+-- Path: past the deadline, -1 for every check; else read the state once, and per check, as the
+-- single-check script: bring it to now; banned, refuse and change nothing; else apply the cost or count a
+-- refusal; then write (or delete) the state once.
+-- Answers { now, then per check: applied (1 or 0), the policy's fields and when the ban ends, or -2 and
+-- Redis's error }.`;
+  // Each check's answer ends its pass of the loop (\`break\`: the next check).
+  const answered = (values: readonly string[]) =>
+    `${values.map((_, k) => `answers[n + ${k + 1}]`).join(', ')} = ${values.join(', ')}
+n = n + ${values.length}
+break`;
+  return withLibrary(
+    header,
+    `
+local argv, key = ARGV, KEYS[1]
+local count = argv[1] + 0
+${batchPrelude(ban.numbers, ban.cost, 2, 'count')}
+local raw = redis.pcall('GET', key)
+if raw and raw.err then -- a refusal (a string's err is nil)
+  for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
+  return answers
+end
+${ban.readState}-- quiet: the expiry of the state as the last check that changed it left it (none: deleted); dirty:
+-- whether one changed it.
+local quiet, dirty = 0, false
+for _ = 1, count do
+  repeat
+    ${indented(ban.decideState(answered, false), 4)}
+    stored, dirty = quiet > 0, true
+    ${indented(answered(ban.answer('applied')), 4)}
+  until true
+end
+if dirty then
+  local written
+  if stored then
+    local value
+    ${indented(ban.value, 4)}
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then
+    -- Nothing was written: every check answers Redis's refusal.
+    answers = { now }
+    for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, written.err end
+  end
+end
+return answers
+`,
+  );
+}
+
 /** What both scripts of a policy of one algorithm with a ban are made of. */
 function banParts(algorithm: Algorithm) {
   const lua = ALGORITHM_LUA.get(algorithm) as AlgorithmLua;
@@ -101,20 +165,20 @@ function banParts(algorithm: Algorithm) {
   const reply = (x: string) => `${SAFE(x)} and ${x} or format('%.17g', ${x})`;
   const answer = (applied: string) => [applied, ...policy.map(reply), reply('bannedUntil')];
   const refused = ['-2', 'written.err'];
-  /**
-   * Lua that decides the check on the state `raw` has read, every answer (a list of Lua values after
-   * now) given by `answered`, which ends the check.
-   */
-  const decide = (
-    answered: (values: readonly string[]) => string,
-  ) => `local stored, ${all.join(', ')} = raw and true or false, ${fieldList(all.length, () => 'false')}
+  // The state as read from `raw`, in locals.
+  const readState = `local stored, ${all.join(', ')} = raw and true or false, ${fieldList(all.length, () => 'false')}
 if raw then
   local from, sep = 1
   repeat
     ${parse}
   until true
 end
-do
+`;
+  /**
+   * Lua that decides one check on the state in locals, as far as its expiry (`quiet`, declared local with
+   * `written` when `declare`): a check refused by a ban in force is answered by `answered`, which ends it.
+   */
+  const decideState = (answered: (values: readonly string[]) => string, declare: boolean) => `do
   ${inline(lua.current)}
 end
 -- A ban that has run out is over, and its count starts again.
@@ -133,15 +197,24 @@ else
   refusals = refusals + 1
 end
 -- Kept until the policy's state and the ban's say no more than fresh ones; deleted when they already do.
-local quiet, written = ${inline(lua.idle)}, nil
+${declare ? 'local quiet, written' : 'quiet'} = ${inline(lua.idle)}${declare ? ', nil' : ''}
 if bannedUntil - now > quiet then quiet = bannedUntil - now end
-if quiet > 0 then
+`;
+  // The state written, as text: whole numbers as such, any other with all its digits.
+  const value = `if ${all.map((x) => `(${SAFE(x)})`).join('\nand ')} then
+  value = format('${all.map(() => '%d').join(':')}', ${all.join(', ')})
+else
+  value = ${all.map((x) => `(${SAFE(x)} and format('%d', ${x}) or format('%.17g', ${x}))`).join("\n.. ':' .. ")}
+end`;
+  /**
+   * Lua that decides the check on the state `raw` has read, every answer (a list of Lua values after
+   * now) given by `answered`, which ends the check.
+   */
+  const decide = (
+    answered: (values: readonly string[]) => string,
+  ) => `${readState}${decideState(answered, true)}if quiet > 0 then
   local value
-  if ${all.map((x) => `(${SAFE(x)})`).join('\nand ')} then
-    value = format('${all.map(() => '%d').join(':')}', ${all.join(', ')})
-  else
-    value = ${all.map((x) => `(${SAFE(x)} and format('%d', ${x}) or format('%.17g', ${x}))`).join("\n.. ':' .. ")}
-  end
+  ${indented(value, 2)}
   written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   if written.err then
     ${answered(refused)}
@@ -161,6 +234,10 @@ ${answered(answer('applied'))}
     numbers: [...names, 'after', 'duration'],
     cost: units ? 'units' : 'cost',
     argumentNames: `limit${units ? '' : ', windowMs'}${readsCapacity(algorithm) ? ', capacityUnits' : ''}, after, durationMs (the ban), then ${units ? 'cost * windowMs' : 'cost'}`,
+    readState,
+    decideState,
+    value,
+    answer,
     decide,
   };
 }

@@ -8,7 +8,7 @@
 import type { Algorithm } from '../../../algorithms/algorithm.js';
 import { CONCURRENCY_LUA } from '../../../algorithms/concurrency/concurrency.lua.js';
 import { ALGORITHMS } from '../../../algorithms/registry.js';
-import { banBatchCheckLua, banCheckLua } from './ban-check.js';
+import { banBatchCheckLua, banCheckLua, banHotCheckLua } from './ban-check.js';
 import {
   batchCheckLua,
   hotKeyCheckLua,
@@ -43,6 +43,7 @@ export function luaFiles(): Record<string, string> {
     files[`check-${algorithm.name}-overridable-batch.lua`] = asFile(overridableBatchCheckLua(algorithm));
     files[`check-${algorithm.name}-ban.lua`] = asFile(banCheckLua(algorithm));
     files[`check-${algorithm.name}-ban-batch.lua`] = asFile(banBatchCheckLua(algorithm));
+    files[`check-${algorithm.name}-ban-hot.lua`] = asFile(banHotCheckLua(algorithm));
     files[`check-${algorithm.name}-batch.lua`] = asFile(batchCheckLua(algorithm));
     files[`check-${algorithm.name}-hot.lua`] = asFile(hotKeyCheckLua(algorithm));
   }
@@ -129,6 +130,14 @@ ${byAlgorithm('-ban')}
  */
 export const BAN_BATCH_CHECK_LUA = {
 ${byAlgorithm('-ban-batch')}
+} as const;
+
+/**
+ * The batch scripts of a policy with a ban for checks all on one key (\`lua/check-<algorithm>-ban-hot.lua\`),
+ * by algorithm: the key read once, each check decided on the state the one before left, written once.
+ */
+export const BAN_HOT_CHECK_LUA = {
+${byAlgorithm('-ban-hot')}
 } as const;
 
 /**

@@ -63,6 +63,7 @@ import type { LuaScript } from '../redis-client.js';
 import {
   BAN_BATCH_CHECK_LUA,
   BAN_CHECK_LUA,
+  BAN_HOT_CHECK_LUA,
   BATCH_CHECK_LUA,
   HOT_KEY_CHECK_LUA,
   OVERRIDABLE_BATCH_CHECK_LUA,
@@ -114,6 +115,12 @@ export const BAN_BATCH_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>>
   'token-bucket': luaScript(BAN_BATCH_CHECK_LUA['token-bucket']),
   'fixed-window': luaScript(BAN_BATCH_CHECK_LUA['fixed-window']),
   'sliding-window': luaScript(BAN_BATCH_CHECK_LUA['sliding-window']),
+};
+/** The same for a batch whose checks are all on one key (see {@link batchCheckCall}). */
+export const BAN_HOT_CHECK_SCRIPTS: Readonly<Record<AlgorithmName, LuaScript>> = {
+  'token-bucket': luaScript(BAN_HOT_CHECK_LUA['token-bucket']),
+  'fixed-window': luaScript(BAN_HOT_CHECK_LUA['fixed-window']),
+  'sliding-window': luaScript(BAN_HOT_CHECK_LUA['sliding-window']),
 };
 /**
  * The scripts that settle a batch of simple checks of one policy alike but for their key, each key once
@@ -322,10 +329,10 @@ export function singleCheckScript({ policies, ban, overrides }: ScriptCheck): Lu
 /**
  * The call of a batch script for `checks`, when there is one: two or more consumes of one or two
  * policies with no ban, penalty or override, of one limiter, alike in cost, clock and timeout (so in
- * deadline, being written together), either each on a key of its own or all on one key; or of one policy
- * with a ban (no penalty) or overrides to read, each on a key of its own (see {@link isSingleCheck}). Its
- * arguments are the first check's {@link singleCheckArgs} (after the number of checks, for one key);
- * `textAnswers`: its reply is read by {@link batchCheckAnswers}.
+ * deadline, being written together), either each on a key of its own or all on one key; of one policy
+ * with a ban (no penalty), likewise; or of one policy with overrides to read, each on a key of its own
+ * (see {@link isSingleCheck}). Its arguments are the first check's {@link singleCheckArgs} (after the
+ * number of checks, for one key); `textAnswers`: its reply is read by {@link batchCheckAnswers}.
  */
 export function batchCheckCall(
   checks: readonly ScriptCheck[],
@@ -351,9 +358,13 @@ export function batchCheckCall(
     if (check.key !== key) oneKey = false;
   }
   const { algorithm } = policies[0] as ResolvedPolicy;
+  if (ban !== undefined && oneKey) {
+    const args = [String(checks.length), ...singleCheckArgs(first, deadlineArg)];
+    return { script: BAN_HOT_CHECK_SCRIPTS[algorithm], keys: [key], args, textAnswers: false };
+  }
   if (ban !== undefined || overrides) {
-    // One key's checks, each seeing the one before (a ban that starts, an override's limits), go to the
-    // settle script.
+    // One key's checks under overrides, each seeing the one before (an override's limits), and a key
+    // that comes more than once but not in every check, go to the settle script.
     const keys = checks.map((check) => check.key);
     if (oneKey || new Set(keys).size !== keys.length) return undefined;
     const args = singleCheckArgs(first, deadlineArg);

@@ -1,0 +1,112 @@
+-- A batch of single checks (fixed-window) with a ban on one key: consumes of one policy, all alike.
+-- KEYS[1]  the key: f1:f2 (the policy), then refusals in a row and when the ban ends
+-- ARGV     how many checks, then limit, windowMs, after, durationMs (the ban), then cost, deadline ('' none), now ('' or absent: the server's)
+-- Path: past the deadline, -1 for every check; else read the state once, and per check, as the
+-- single-check script: bring it to now; banned, refuse and change nothing; else apply the cost or count a
+-- refusal; then write (or delete) the state once.
+-- Answers { now, then per check: applied (1 or 0), the policy's fields and when the ban ends, or -2 and
+-- Redis's error }.
+local find, sub, format = string.find, string.sub, string.format
+local argv, key = ARGV, KEYS[1]
+local count = argv[1] + 0
+local limit, window, after, duration = argv[2] + 0, argv[3] + 0, argv[4] + 0, argv[5] + 0
+local cost, deadline, now = argv[6] + 0, argv[7], argv[8]
+if now then
+  now = now + 0
+else
+  local time = redis.call('TIME')
+  local us = time[2] + 0
+  now = time[1] * 1000 + (us - us % 1000) / 1000
+end
+local answers, n = { now }, 1
+if deadline ~= '' and now > deadline + 0 then
+  for c = 1, count do answers[c + 1] = -1 end
+  return answers
+end
+local raw = redis.pcall('GET', key)
+if raw and raw.err then -- a refusal (a string's err is nil)
+  for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, raw.err end
+  return answers
+end
+local stored, f1, f2, refusals, bannedUntil = raw and true or false, false, false, false, false
+if raw then
+  local from, sep = 1
+  repeat
+    sep = find(raw, ':', from, true)
+    f1 = sub(raw, from, sep and sep - 1) + 0
+    if not sep then break end
+    from = sep + 1
+    sep = find(raw, ':', from, true)
+    f2 = sub(raw, from, sep and sep - 1) + 0
+    if not sep then break end
+    from = sep + 1
+    sep = find(raw, ':', from, true)
+    refusals = sub(raw, from, sep and sep - 1) + 0
+    if not sep then break end
+    from = sep + 1
+    sep = find(raw, ':', from, true)
+    bannedUntil = sub(raw, from, sep and sep - 1) + 0
+  until true
+end
+-- quiet: the expiry of the state as the last check that changed it left it (none: deleted); dirty:
+-- whether one changed it.
+local quiet, dirty = 0, false
+for _ = 1, count do
+  repeat
+    do
+      -- A window that has ended, none yet, or one with nothing counted: a new one starts now. A clock that
+      -- stepped back keeps the window it is in.
+      if not stored or f2 <= 0 or now >= f1 + window then f1, f2 = now, 0 end
+    end
+    -- A ban that has run out is over, and its count starts again.
+    if not stored or (bannedUntil > 0 and bannedUntil <= now) then refusals, bannedUntil = 0, 0 end
+    if bannedUntil > now then
+      answers[n + 1], answers[n + 2], answers[n + 3], answers[n + 4] = 0, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and bannedUntil or format('%.17g', bannedUntil)
+      n = n + 4
+      break
+    end
+    local applied = 0
+    if f2 + cost <= limit then
+      applied = 1
+      f2 = f2 + cost
+      refusals, bannedUntil = 0, 0
+    elseif refusals + 1 >= after then
+      refusals, bannedUntil = 0, now + duration
+    else
+      refusals = refusals + 1
+    end
+    -- Kept until the policy's state and the ban's say no more than fresh ones; deleted when they already do.
+    quiet = f2 > 0 and f1 + window - now or 0
+    if bannedUntil - now > quiet then quiet = bannedUntil - now end
+    stored, dirty = quiet > 0, true
+    answers[n + 1], answers[n + 2], answers[n + 3], answers[n + 4] = applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2), bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and bannedUntil or format('%.17g', bannedUntil)
+    n = n + 4
+    break
+  until true
+end
+if dirty then
+  local written
+  if stored then
+    local value
+    if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+      and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+      and (refusals % 1 == 0 and refusals > -9007199254740992 and refusals < 9007199254740992)
+      and (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992) then
+      value = format('%d:%d:%d:%d', f1, f2, refusals, bannedUntil)
+    else
+      value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
+        .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+        .. ':' .. (refusals % 1 == 0 and refusals > -9007199254740992 and refusals < 9007199254740992 and format('%d', refusals) or format('%.17g', refusals))
+        .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
+    end
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then
+    -- Nothing was written: every check answers Redis's refusal.
+    answers = { now }
+    for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, written.err end
+  end
+end
+return answers

@@ -158,7 +158,7 @@ export class ScriptBatcher {
   };
 
   #send(group: Group, batch: Queued[]): void {
-    const { script, keys, args, shapes, single, texted } = this.#written(batch);
+    const { script, keys, args, shapes, single, readAtOnce, texted } = this.#written(batch);
     group.inFlight++;
     this.#settings
       .send(script, keys, args, () => this.#resent(group, batch, args))
@@ -169,8 +169,8 @@ export class ScriptBatcher {
             batch,
             single !== undefined
               ? singleCheckAnswers(reply, single)
-              : texted !== undefined
-                ? this.#batchAnswers(reply, texted, batch.length)
+              : readAtOnce !== undefined
+                ? this.#batchAnswers(reply, readAtOnce, batch.length, texted === true)
                 : reply,
             shapes,
             undefined,
@@ -179,9 +179,9 @@ export class ScriptBatcher {
       );
   }
 
-  /** The answers of a batch script for distinct keys, to `count` checks like `first`. */
-  #batchAnswers(reply: unknown, first: ScriptCheck, count: number): unknown[] {
-    const { answers, unread } = batchCheckAnswers(reply, first, count);
+  /** The answers of a batch script that reads its keys at once, to `count` checks like `first`. */
+  #batchAnswers(reply: unknown, first: ScriptCheck, count: number, texted: boolean): unknown[] {
+    const { answers, unread } = batchCheckAnswers(reply, first, count, texted);
     if (unread !== undefined) this.#settings.keysReadOneByOne(unread);
     return answers;
   }
@@ -223,7 +223,9 @@ export class ScriptBatcher {
     /** The check of a single-check script, whose reply `singleCheckAnswers` reads. */
     single?: ScriptCheck;
     /** The first check of a batch script whose reply `batchCheckAnswers` reads. */
-    texted?: ScriptCheck;
+    readAtOnce?: ScriptCheck;
+    /** Whether that script answers a check it applied and wrote with the text written. */
+    texted?: boolean;
   } {
     const { deadlineArg } = this.#settings;
     const only = batch.length === 1 ? (batch[0] as Queued) : undefined;
@@ -240,8 +242,9 @@ export class ScriptBatcher {
     const alike = batchCheckCall(checks, deadlineArg(sentAtMs, first.timeoutMs));
     if (alike !== undefined) {
       for (const queued of batch) queued.shape = 1;
-      const { script, keys, args, textAnswers } = alike;
-      return { script, keys, args, shapes: 1, ...(textAnswers ? { texted: first } : {}) };
+      const { script, keys, args, readsAtOnce, textAnswers } = alike;
+      const reply = readsAtOnce ? { readAtOnce: first, texted: textAnswers } : {};
+      return { script, keys, args, shapes: 1, ...reply };
     }
     const call = new ScriptCall(
       (check) => this.#argsOf(check),

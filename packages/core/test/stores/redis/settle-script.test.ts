@@ -192,9 +192,9 @@ describe('the batch scripts of a policy with a ban Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(BAN_BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': 'a0ff512296e96f49cf93480bbe6c55bbd5f87043',
-      'fixed-window': 'fa917856ab379dbdcab694a2f275e45028231bf9',
-      'sliding-window': '3c15b630355192288027c0ee34f0b229b5be9602',
+      'token-bucket': '2821d5ac5d2a352f10c9b92319c7175945d58bb2',
+      'fixed-window': 'dc11317e8499f8bd17866d9dfa212baf61084594',
+      'sliding-window': '9af56b7026a0d87637f53ce4c9879e43627a7246',
     });
   });
 });
@@ -214,9 +214,9 @@ describe('the batch scripts Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '292e681c171b5eee12f68aae1a35dc3d7c1274be',
-      'fixed-window': 'a438a469a8ba51af608b4e0717f5320a8237a4eb',
-      'sliding-window': '82b79b1496e8b3ce5e51e2e7dec0156ac46d26a8',
+      'token-bucket': '07e7b127586856b0668ff1e8532f39b6cef03c5c',
+      'fixed-window': '2eb37cb3fc97ea647d589b949c682a76a7920579',
+      'sliding-window': '4217e6702d87f3a6dad55f786f66bd120ce1f5f2',
     });
   });
 });
@@ -251,15 +251,15 @@ describe('the single-check scripts of two policies Redis runs', () => {
 describe('the batch scripts of two policies Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     expect(pairShas(POLICY_PAIR_BATCH_CHECK_SCRIPTS)).toEqual({
-      'token-bucket token-bucket': '524d25469c1b396cc5aa9cd961e551cb80ae14d1',
-      'token-bucket fixed-window': 'b2131888813a2480dc540c23ad964428d2492c18',
-      'token-bucket sliding-window': 'ff4e93136dec46249dc1fee63b4522b133311606',
-      'fixed-window token-bucket': 'c1af572cd6bfc5a3029f98a34a7d68ed8296b83d',
-      'fixed-window fixed-window': '0c6ddc42ae13caeac1377f2c9c6bca5cac28d581',
-      'fixed-window sliding-window': '6a81a8eb91b80e23e4a2db8f6aa4ce72acaf260b',
-      'sliding-window token-bucket': '17c8801daffde46332dec0d7446a9c3c7ccee572',
-      'sliding-window fixed-window': 'fa3457f66daf3bcc9e7476e519d670b3db28042e',
-      'sliding-window sliding-window': 'f708b118a516a10d958595238c7cb9ee06ae3157',
+      'token-bucket token-bucket': '6205002b98a625d5c39f4f1acf185c95c0544890',
+      'token-bucket fixed-window': 'c703c6a3e731486c3943fe8d9fa051ff707ea53f',
+      'token-bucket sliding-window': 'c1ea94ce42539c5b35af26cf2f37de55c957bbdb',
+      'fixed-window token-bucket': '58cb99dd78ef97356ec3e2a3f25ae05f6e64f572',
+      'fixed-window fixed-window': '7389b92be0c548a89cf87ed525031a9dad60bccb',
+      'fixed-window sliding-window': '55ae1cd07322067f1e9f5c29fdb4e993b4cdada5',
+      'sliding-window token-bucket': 'b3f63d97a15040d95ac4bb552e2a2c8397b13d4d',
+      'sliding-window fixed-window': 'a2a357a137a284afcc95f47b320431be64532e97',
+      'sliding-window sliding-window': '76c17a1451f4a5a7351678c64937fdcd070046b9',
     });
   });
 });

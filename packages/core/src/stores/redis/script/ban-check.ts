@@ -18,7 +18,13 @@
  */
 import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
-import { batchPrelude } from './batch-check.js';
+import {
+  batchPrelude,
+  KEY_READ,
+  KEYS_READ_AT_ONCE,
+  newOrStoredWrite,
+  UNREAD_ANSWERED,
+} from './batch-check.js';
 import { fieldList, fieldsRead, inFieldLocals } from './fast-paths.js';
 import {
   COST_IN_UNITS,
@@ -60,11 +66,11 @@ export function banBatchCheckLua(algorithm: Algorithm): string {
   const header = `-- A batch of single checks (${algorithm.name}) with a ban: a consume of one policy on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys: ${ban.policy.join(':')} (the policy), then refusals in a row and when the ban ends
 -- ARGV     ${ban.argumentNames}, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now; banned, refuse and change nothing; else apply the cost or count a refusal, and write
--- (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now; banned, refuse and change nothing; else apply the
+-- cost or count a refusal, and write (or delete) the state.
 -- Answers { now, then per check: applied (1 or 0), the policy's fields and when the ban ends, or -2 and
--- Redis's error }.`;
+-- Redis's error }; last, when Redis refused the MGET, its error.`;
   // Each check's answer ends its pass of the loop (\`break\`: the next key).
   const answered = (values: readonly string[]) =>
     `${values.map((_, k) => `answers[n + ${k + 1}]`).join(', ')} = ${values.join(', ')}
@@ -75,16 +81,18 @@ break`;
     `
 local argv, keys = ARGV, KEYS
 ${batchPrelude(ban.numbers, ban.cost, 1, '#keys')}
+${KEYS_READ_AT_ONCE}
 for c = 1, #keys do
   local key = keys[c]
   repeat
-    local raw = redis.pcall('GET', key)
+    ${indented(KEY_READ, 4)}
     if raw and raw.err then -- a refusal (a string's err is nil)
       ${answered(['-2', 'raw.err'])}
     end
-    ${ban.decide(answered).trimEnd()}
+    ${ban.decide(answered, true).trimEnd()}
   until true
 end
+${UNREAD_ANSWERED}
 return answers
 `,
   );
@@ -206,16 +214,19 @@ if bannedUntil - now > quiet then quiet = bannedUntil - now end
 else
   value = ${all.map((x) => `(${SAFE(x)} and format('%d', ${x}) or format('%.17g', ${x}))`).join("\n.. ':' .. ")}
 end`;
+  const written = `written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))`;
   /**
    * Lua that decides the check on the state `raw` has read, every answer (a list of Lua values after
-   * now) given by `answered`, which ends the check.
+   * now) given by `answered`, which ends the check; `readAtOnce`: `raw` was read by a batch's MGET (see
+   * `newOrStoredWrite`).
    */
   const decide = (
     answered: (values: readonly string[]) => string,
+    readAtOnce = false,
   ) => `${readState}${decideState(answered, true)}if quiet > 0 then
   local value
   ${indented(value, 2)}
-  written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  ${indented(readAtOnce ? newOrStoredWrite(written) : written, 2)}
   if written.err then
     ${answered(refused)}
   end

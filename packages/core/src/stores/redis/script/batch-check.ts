@@ -180,18 +180,12 @@ function batchLua(parts: BatchParts): string {
     `
 local argv, keys = ARGV, KEYS
 ${prelude(1, '#keys')}
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
-local raws = redis.pcall('MGET', unpack(keys))
-local unread = raws.err
-if unread then raws = false end
+${KEYS_READ_AT_ONCE}
 for c = 1, #keys do
   local key = keys[c]
   -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
   -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
+  ${KEY_READ}
   local err = raw and raw.err
   if not err then
     local stored, ${locals} = raw and true or false, ${fieldList(fields.length, () => 'false')}
@@ -230,23 +224,47 @@ for c = 1, #keys do
     n = n + 2
   end
 end
-if unread then answers[n + 1] = unread end
+${UNREAD_ANSWERED}
 return answers
 `,
   );
 }
 
 /**
- * Lua that writes `value` as a key's new state in the script for distinct keys. MGET reads a key of
- * another type as it reads a missing one: a state not read is written only if the key is missing (NX),
- * and a key NX left is answered by its GET, Redis's refusal.
+ * Lua that reads every key of a batch for distinct keys (`keys`) with one MGET, into `raws`. `unread`:
+ * why Redis refused it (an ACL user without MGET), answered after the checks by {@link UNREAD_ANSWERED};
+ * each key is then read alone by {@link KEY_READ}, and a key refused fails alone.
  */
-function batchWrite(keepable: boolean): string {
+export const KEYS_READ_AT_ONCE = `-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end`;
+
+/** Lua that sets `raw`, the state of `key`, the `c`th of {@link KEYS_READ_AT_ONCE}'s keys. */
+export const KEY_READ = `local raw
+if raws then raw = raws[c] else raw = redis.pcall('GET', key) end`;
+
+/** Lua that answers, after every check, why Redis refused the MGET of {@link KEYS_READ_AT_ONCE}. */
+export const UNREAD_ANSWERED = 'if unread then answers[n + 1] = unread end';
+
+/**
+ * Lua that writes `value` (a local) as the new state of `key`, read by {@link KEY_READ}, with `store`
+ * (Lua that writes `value` over a state that was read). MGET reads a key of another type as it reads a
+ * missing one: a state not read is written only if the key is missing (NX), and a key NX left is
+ * answered by its GET, Redis's refusal.
+ */
+export function newOrStoredWrite(store: string): string {
   return `if raw then
-  ${indented(stateWrite('value', keepable), 2)}
+  ${indented(store, 2)}
 else
   written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
 end`;
+}
+
+/** {@link newOrStoredWrite} of a batch script's state, kept to expire as it was if `keepable`. */
+function batchWrite(keepable: boolean): string {
+  return newOrStoredWrite(stateWrite('value', keepable));
 }
 
 /** The batch script for checks all on one key, as Redis runs it. */

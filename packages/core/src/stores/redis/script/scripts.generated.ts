@@ -2183,11 +2183,11 @@ export const BAN_BATCH_CHECK_LUA = {
   'token-bucket': `-- A batch of single checks (token-bucket) with a ban: a consume of one policy on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys: f1:f2 (the policy), then refusals in a row and when the ban ends
 -- ARGV     limit, capacityUnits, after, durationMs (the ban), then cost * windowMs, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now; banned, refuse and change nothing; else apply the cost or count a refusal, and write
--- (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now; banned, refuse and change nothing; else apply the
+-- cost or count a refusal, and write (or delete) the state.
 -- Answers { now, then per check: applied (1 or 0), the policy's fields and when the ban ends, or -2 and
--- Redis's error }.
+-- Redis's error }; last, when Redis refused the MGET, its error.
 local ceil, find, sub, format = math.ceil, string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, capacity, after, duration = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -2204,10 +2204,16 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   repeat
-    local raw = redis.pcall('GET', key)
+    local raw
+    if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
     if raw and raw.err then -- a refusal (a string's err is nil)
       answers[n + 1], answers[n + 2] = -2, raw.err
       n = n + 2
@@ -2278,7 +2284,11 @@ for c = 1, #keys do
           .. ':' .. (refusals % 1 == 0 and refusals > -9007199254740992 and refusals < 9007199254740992 and format('%d', refusals) or format('%.17g', refusals))
           .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
       end
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if raw then
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+      end
       if written.err then
         answers[n + 1], answers[n + 2] = -2, written.err
         n = n + 2
@@ -2299,16 +2309,17 @@ for c = 1, #keys do
     break
   until true
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
   'fixed-window': `-- A batch of single checks (fixed-window) with a ban: a consume of one policy on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys: f1:f2 (the policy), then refusals in a row and when the ban ends
 -- ARGV     limit, windowMs, after, durationMs (the ban), then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now; banned, refuse and change nothing; else apply the cost or count a refusal, and write
--- (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now; banned, refuse and change nothing; else apply the
+-- cost or count a refusal, and write (or delete) the state.
 -- Answers { now, then per check: applied (1 or 0), the policy's fields and when the ban ends, or -2 and
--- Redis's error }.
+-- Redis's error }; last, when Redis refused the MGET, its error.
 local find, sub, format = string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, window, after, duration = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -2325,10 +2336,16 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   repeat
-    local raw = redis.pcall('GET', key)
+    local raw
+    if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
     if raw and raw.err then -- a refusal (a string's err is nil)
       answers[n + 1], answers[n + 2] = -2, raw.err
       n = n + 2
@@ -2392,7 +2409,11 @@ for c = 1, #keys do
           .. ':' .. (refusals % 1 == 0 and refusals > -9007199254740992 and refusals < 9007199254740992 and format('%d', refusals) or format('%.17g', refusals))
           .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
       end
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if raw then
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+      end
       if written.err then
         answers[n + 1], answers[n + 2] = -2, written.err
         n = n + 2
@@ -2413,16 +2434,17 @@ for c = 1, #keys do
     break
   until true
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
   'sliding-window': `-- A batch of single checks (sliding-window) with a ban: a consume of one policy on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys: f1:f2:f3 (the policy), then refusals in a row and when the ban ends
 -- ARGV     limit, windowMs, after, durationMs (the ban), then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now; banned, refuse and change nothing; else apply the cost or count a refusal, and write
--- (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now; banned, refuse and change nothing; else apply the
+-- cost or count a refusal, and write (or delete) the state.
 -- Answers { now, then per check: applied (1 or 0), the policy's fields and when the ban ends, or -2 and
--- Redis's error }.
+-- Redis's error }; last, when Redis refused the MGET, its error.
 local min, max, floor, find, sub, format = math.min, math.max, math.floor, string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, window, after, duration = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -2439,10 +2461,16 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   repeat
-    local raw = redis.pcall('GET', key)
+    local raw
+    if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
     if raw and raw.err then -- a refusal (a string's err is nil)
       answers[n + 1], answers[n + 2] = -2, raw.err
       n = n + 2
@@ -2522,7 +2550,11 @@ for c = 1, #keys do
           .. ':' .. (refusals % 1 == 0 and refusals > -9007199254740992 and refusals < 9007199254740992 and format('%d', refusals) or format('%.17g', refusals))
           .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
       end
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if raw then
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+      end
       if written.err then
         answers[n + 1], answers[n + 2] = -2, written.err
         n = n + 2
@@ -2543,6 +2575,7 @@ for c = 1, #keys do
     break
   until true
 end
+if unread then answers[n + 1] = unread end
 return answers
 `,
 } as const;
@@ -2946,9 +2979,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -3060,9 +3092,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -3177,9 +3208,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -4599,9 +4629,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -4733,9 +4762,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -4860,9 +4888,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -5001,9 +5028,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -5128,9 +5154,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -5258,9 +5283,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -5402,9 +5426,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -5541,9 +5564,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end
@@ -5683,9 +5705,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end

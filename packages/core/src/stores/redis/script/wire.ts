@@ -326,18 +326,29 @@ export function singleCheckScript({ policies, ban, overrides }: ScriptCheck): Lu
   return overrides ? OVERRIDABLE_CHECK_SCRIPTS[algorithm] : SINGLE_CHECK_SCRIPTS[algorithm];
 }
 
+/** A call of a batch script, and how its reply is read. */
+export interface BatchCheckCall {
+  readonly script: LuaScript;
+  readonly keys: string[];
+  readonly args: string[];
+  /** Whether it reads its keys with one MGET, and answers Redis's refusal of it after the checks. */
+  readonly readsAtOnce: boolean;
+  /** Whether a check it applied and wrote in whole numbers is answered by the text written. */
+  readonly textAnswers: boolean;
+}
+
 /**
  * The call of a batch script for `checks`, when there is one: two or more consumes of one or two
  * policies with no ban, penalty or override, of one limiter, alike in cost, clock and timeout (so in
  * deadline, being written together), either each on a key of its own or all on one key; of one policy
  * with a ban (no penalty), likewise; or of one policy with overrides to read, each on a key of its own
  * (see {@link isSingleCheck}). Its arguments are the first check's {@link singleCheckArgs} (after the
- * number of checks, for one key); `textAnswers`: its reply is read by {@link batchCheckAnswers}.
+ * number of checks, for one key); with `readsAtOnce`, its reply is read by {@link batchCheckAnswers}.
  */
 export function batchCheckCall(
   checks: readonly ScriptCheck[],
   deadlineArg: string,
-): { script: LuaScript; keys: string[]; args: string[]; textAnswers: boolean } | undefined {
+): BatchCheckCall | undefined {
   const first = checks[0];
   if (checks.length < 2 || first === undefined) return undefined;
   const { policies, cost, nowArg, timeoutMs, key, ban, overrides } = first;
@@ -360,7 +371,8 @@ export function batchCheckCall(
   const { algorithm } = policies[0] as ResolvedPolicy;
   if (ban !== undefined && oneKey) {
     const args = [String(checks.length), ...singleCheckArgs(first, deadlineArg)];
-    return { script: BAN_HOT_CHECK_SCRIPTS[algorithm], keys: [key], args, textAnswers: false };
+    const script = BAN_HOT_CHECK_SCRIPTS[algorithm];
+    return { script, keys: [key], args, readsAtOnce: false, textAnswers: false };
   }
   if (ban !== undefined || overrides) {
     // One key's checks under overrides, each seeing the one before (an override's limits), and a key
@@ -368,8 +380,17 @@ export function batchCheckCall(
     const keys = checks.map((check) => check.key);
     if (oneKey || new Set(keys).size !== keys.length) return undefined;
     const args = singleCheckArgs(first, deadlineArg);
-    const script = (ban !== undefined ? BAN_BATCH_CHECK_SCRIPTS : OVERRIDABLE_BATCH_CHECK_SCRIPTS)[algorithm];
-    return { script, keys, args, textAnswers: false };
+    if (ban !== undefined) {
+      return {
+        script: BAN_BATCH_CHECK_SCRIPTS[algorithm],
+        keys,
+        args,
+        readsAtOnce: true,
+        textAnswers: false,
+      };
+    }
+    const script = OVERRIDABLE_BATCH_CHECK_SCRIPTS[algorithm];
+    return { script, keys, args, readsAtOnce: false, textAnswers: false };
   }
   const second = policies[1]?.algorithm;
   const args = singleCheckArgs(first, deadlineArg);
@@ -378,7 +399,8 @@ export function batchCheckCall(
       second === undefined
         ? HOT_KEY_CHECK_SCRIPTS[algorithm]
         : POLICY_PAIR_HOT_KEY_CHECK_SCRIPTS[algorithm][second];
-    return { script, keys: [key], args: [String(checks.length), ...args], textAnswers: false };
+    const hotArgs = [String(checks.length), ...args];
+    return { script, keys: [key], args: hotArgs, readsAtOnce: false, textAnswers: false };
   }
   const keys = checks.map((check) => check.key);
   if (new Set(keys).size !== keys.length) return undefined;
@@ -386,7 +408,7 @@ export function batchCheckCall(
     second === undefined
       ? BATCH_CHECK_SCRIPTS[algorithm]
       : POLICY_PAIR_BATCH_CHECK_SCRIPTS[algorithm][second];
-  return { script, keys, args, textAnswers: true };
+  return { script, keys, args, readsAtOnce: true, textAnswers: true };
 }
 
 /** The single-check scripts' policy arguments, made once per set of policies. */
@@ -475,16 +497,24 @@ export function singleCheckAnswers(reply: unknown, { policies }: ScriptCheck): u
 }
 
 /**
- * The reply of a batch script for distinct keys (see {@link batchCheckCall}) to `count` checks like
- * `check`, as the settle script answers: a check answered by the text written ('f1:f2…', applied) as 1
- * and its fields. `unread`: why Redis refused the script's MGET (the keys were then read one by one).
+ * The reply of a batch script that reads its keys with one MGET (see {@link batchCheckCall}) to `count`
+ * checks like `check`, as the settle script answers; with `texted`, a check answered by the text written
+ * ('f1:f2…', applied) as 1 and its fields. `unread`: why Redis refused the MGET (the keys were then read
+ * one by one), which the script answers after the checks.
  */
 export function batchCheckAnswers(
   reply: unknown,
-  { policies }: ScriptCheck,
+  check: ScriptCheck,
   count: number,
+  texted: boolean,
 ): { answers: unknown[]; unread: string | undefined } {
   const answers = reply as unknown[];
+  if (!texted) {
+    let end = 1;
+    for (let c = 0; c < count; c++) end += answerLength(answers, end, check);
+    return { answers, unread: end < answers.length ? String(answers[end]) : undefined };
+  }
+  const { policies } = check;
   let fields = 0;
   for (const policy of policies) fields += ALGORITHMS[policy.algorithm].fields;
   const read: unknown[] = [answers[0]];

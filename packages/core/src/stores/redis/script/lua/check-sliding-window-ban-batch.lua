@@ -1,11 +1,11 @@
 -- A batch of single checks (sliding-window) with a ban: a consume of one policy on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys: f1:f2:f3 (the policy), then refusals in a row and when the ban ends
 -- ARGV     limit, windowMs, after, durationMs (the ban), then cost, deadline ('' none), now ('' or absent: the server's)
--- Path: past the deadline, -1 for every check; else per key, as the single-check script: read the state,
--- bring it to now; banned, refuse and change nothing; else apply the cost or count a refusal, and write
--- (or delete) the state.
+-- Path: past the deadline, -1 for every check; else read every key's state (one MGET), and per key, as
+-- the single-check script: bring the state to now; banned, refuse and change nothing; else apply the
+-- cost or count a refusal, and write (or delete) the state.
 -- Answers { now, then per check: applied (1 or 0), the policy's fields and when the ban ends, or -2 and
--- Redis's error }.
+-- Redis's error }; last, when Redis refused the MGET, its error.
 local min, max, floor, find, sub, format = math.min, math.max, math.floor, string.find, string.sub, string.format
 local argv, keys = ARGV, KEYS
 local limit, window, after, duration = argv[1] + 0, argv[2] + 0, argv[3] + 0, argv[4] + 0
@@ -22,10 +22,16 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
+local raws = redis.pcall('MGET', unpack(keys))
+local unread = raws.err
+if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   repeat
-    local raw = redis.pcall('GET', key)
+    local raw
+    if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
     if raw and raw.err then -- a refusal (a string's err is nil)
       answers[n + 1], answers[n + 2] = -2, raw.err
       n = n + 2
@@ -105,7 +111,11 @@ for c = 1, #keys do
           .. ':' .. (refusals % 1 == 0 and refusals > -9007199254740992 and refusals < 9007199254740992 and format('%d', refusals) or format('%.17g', refusals))
           .. ':' .. (bannedUntil % 1 == 0 and bannedUntil > -9007199254740992 and bannedUntil < 9007199254740992 and format('%d', bannedUntil) or format('%.17g', bannedUntil))
       end
-      written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      if raw then
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+      else
+        written = redis.pcall('SET', key, value, 'PX', format('%d', quiet), 'NX') or redis.pcall('GET', key)
+      end
       if written.err then
         answers[n + 1], answers[n + 2] = -2, written.err
         n = n + 2
@@ -126,4 +136,5 @@ for c = 1, #keys do
     break
   until true
 end
+if unread then answers[n + 1] = unread end
 return answers

@@ -23,9 +23,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
--- raws: every key's state, read by one MGET. unread: why Redis refused it (an ACL user without MGET, or
--- without one of the keys), answered after the checks; each key is then read alone, and a key refused
--- fails alone.
+-- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
+-- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end

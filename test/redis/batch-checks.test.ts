@@ -85,11 +85,9 @@ function committedScript(file: string): string {
   );
 }
 
-/** Whether Redis has run (and so holds) the batch script `<stem>-batch.lua`. */
-async function batchScriptRan(stem: string): Promise<boolean> {
-  const sha = createHash('sha1')
-    .update(committedScript(`${stem}-batch.lua`))
-    .digest('hex');
+/** Whether Redis has run (and so holds) the committed script `file`. */
+async function scriptRan(file: string): Promise<boolean> {
+  const sha = createHash('sha1').update(committedScript(file)).digest('hex');
   const [exists] = (await client.script('EXISTS', sha)) as number[];
   return exists === 1;
 }
@@ -158,10 +156,10 @@ describe.each(CASES)('a batch of $name checks alike but for their key', ({ stem,
       return decisions;
     });
     const before = await scriptCalls();
-    expect(await batchScriptRan(stem)).toBe(false);
+    expect(await scriptRan(`${stem}-batch.lua`)).toBe(false);
     const first = await both((limiter) => wave(limiter));
     const after = await scriptCalls();
-    expect(await batchScriptRan(stem)).toBe(true);
+    expect(await scriptRan(`${stem}-batch.lua`)).toBe(true);
     // The six, started in one turn of the event loop, go as one call: EVALSHA, then (the script being
     // new to this Redis) EVAL.
     expect([after.evalsha - before.evalsha, after.eval - before.eval]).toEqual([1, 1]);
@@ -191,7 +189,7 @@ describe.each(CASES)('a batch of $name checks alike but for their key', ({ stem,
       const [fromRedis, fromMemory] = [await wave(redis, cost), await wave(memory, cost)];
       expect(fromRedis.map(outcome)).toEqual(fromMemory.map(outcome));
     }
-    expect(await batchScriptRan(stem)).toBe(true);
+    expect(await scriptRan(`${stem}-batch.lua`)).toBe(true);
   });
 
   it("on the server's clock: admits each key's limit and no more", async () => {
@@ -239,10 +237,10 @@ describe.each(ALGORITHMS)('a batch of %s checks with a ban, alike but for their 
     for (const limiter of [redis, memory]) for (let i = 0; i < 4; i++) await limiter.consume('a');
 
     const before = await scriptCalls();
-    expect(await batchScriptRan(stem)).toBe(false);
+    expect(await scriptRan(`${stem}-batch.lua`)).toBe(false);
     const first = await wave();
     const after = await scriptCalls();
-    expect(await batchScriptRan(stem)).toBe(true);
+    expect(await scriptRan(`${stem}-batch.lua`)).toBe(true);
     expect([after.evalsha - before.evalsha, after.eval - before.eval]).toEqual([1, 1]);
     // 'a' is refused once more, which bans it; the others are admitted.
     expect(first.map((d) => d.allowed)).toEqual([false, true, true, true, true, true]);
@@ -307,10 +305,10 @@ describe.each(ALGORITHMS)('a batch of %s checks reading overrides, alike but for
     }
 
     const before = await scriptCalls();
-    expect(await batchScriptRan(stem)).toBe(false);
+    expect(await scriptRan(`${stem}-batch.lua`)).toBe(false);
     await wave();
     const after = await scriptCalls();
-    expect(await batchScriptRan(stem)).toBe(true);
+    expect(await scriptRan(`${stem}-batch.lua`)).toBe(true);
     expect([after.evalsha - before.evalsha, after.eval - before.eval]).toEqual([1, 1]);
     // 'c' has used its one; the others have room for 2 more, and 'b' for 5.
     expect((await wave(2)).map((d) => d.allowed)).toEqual([true, true, false, true, true, true]);
@@ -325,15 +323,6 @@ describe.each(ALGORITHMS)('a batch of %s checks reading overrides, alike but for
 });
 
 describe.each(CASES)('a batch of $name checks all on one key', ({ stem, policies: policy }) => {
-  /** Whether Redis has run (and so holds) the one-key batch script `<stem>-hot.lua`. */
-  async function hotScriptRan(): Promise<boolean> {
-    const sha = createHash('sha1')
-      .update(committedScript(`${stem}-hot.lua`))
-      .digest('hex');
-    const [exists] = (await client.script('EXISTS', sha)) as number[];
-    return exists === 1;
-  }
-
   it('reads and writes the key once, and each check is decided as the MemoryStore decides it', async () => {
     let nowMs = 1_767_225_600_000;
     const clock = () => nowMs;
@@ -352,10 +341,10 @@ describe.each(CASES)('a batch of $name checks all on one key', ({ stem, policies
 
     await both(async (limiter) => [await limiter.consume('hot')]);
     const before = await commandCounts(server.port);
-    expect(await hotScriptRan()).toBe(false);
+    expect(await scriptRan(`${stem}-hot.lua`)).toBe(false);
     const first = await both((limiter) => wave(limiter));
     const after = await commandCounts(server.port);
-    expect(await hotScriptRan()).toBe(true);
+    expect(await scriptRan(`${stem}-hot.lua`)).toBe(true);
     // The six go as one call (EVALSHA, then EVAL: the script is new to this Redis), which reads the key
     // once and writes it once.
     const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
@@ -409,15 +398,6 @@ describe.each(ALGORITHMS)('a batch of %s checks with a ban, all on one key', (al
   const policies: Policy = { limit: 3, window: '1m', algorithm };
   const ban = { after: 2, duration: '1m' } as const;
 
-  /** Whether Redis has run (and so holds) the ban's one-key batch script. */
-  async function hotScriptRan(): Promise<boolean> {
-    const sha = createHash('sha1')
-      .update(committedScript(`${stem}-hot.lua`))
-      .digest('hex');
-    const [exists] = (await client.script('EXISTS', sha)) as number[];
-    return exists === 1;
-  }
-
   it('reads and writes the key once, and each check is decided as the MemoryStore decides it', async () => {
     let nowMs = 1_767_225_600_000;
     const clock = () => nowMs;
@@ -440,12 +420,12 @@ describe.each(ALGORITHMS)('a batch of %s checks with a ban, all on one key', (al
     for (const limiter of [redis, memory]) await limiter.consume('login');
 
     const before = await commandCounts(server.port);
-    expect(await hotScriptRan()).toBe(false);
+    expect(await scriptRan(`${stem}-hot.lua`)).toBe(false);
     // Two admitted, two refused, which starts the ban, and two refused by the ban: all in one call, which
     // reads the key once and writes it once.
     const first = await wave();
     const after = await commandCounts(server.port);
-    expect(await hotScriptRan()).toBe(true);
+    expect(await scriptRan(`${stem}-hot.lua`)).toBe(true);
     const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
     expect(['evalsha', 'eval', 'get', 'set'].map(delta)).toEqual([1, 1, 1, 1]);
     expect(first.map((d) => d.allowed)).toEqual([true, true, false, false, false, false]);

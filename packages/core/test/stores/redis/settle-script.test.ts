@@ -225,9 +225,9 @@ describe('the batch scripts for one key Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(HOT_KEY_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': 'ba8f165029a17c44970b2f9fe9c2690a8e9eeaba',
-      'fixed-window': '16f25fa76a909fc82b2cb14e992725b552c2d370',
-      'sliding-window': '91627deb2d595837aede5869e82231c37c63da33',
+      'token-bucket': '26904bcccdee814bef7e91659919634fa2b69b79',
+      'fixed-window': 'bbc6dc6e10679e74f0309c9a242b840faa24d317',
+      'sliding-window': '09a171262df89046d9c0edbde16dcb7a1c7f1a43',
     });
   });
 });
@@ -267,15 +267,15 @@ describe('the batch scripts of two policies Redis runs', () => {
 describe('the batch scripts of two policies for one key Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     expect(pairShas(POLICY_PAIR_HOT_KEY_CHECK_SCRIPTS)).toEqual({
-      'token-bucket token-bucket': 'c281d3d11b352a3d65db8e51215977d232a017d9',
-      'token-bucket fixed-window': 'cf1fbe6f7f380a2de67760aaab66dacc97e9cfeb',
-      'token-bucket sliding-window': '85384c02b7e612c901237b2b8bb269b488b00f3d',
-      'fixed-window token-bucket': 'd88de4dcefbdc807bab58fb81e09fc590848ac6a',
-      'fixed-window fixed-window': '433e1f1f5a578af5daa6c093f19494ebf7e7c559',
-      'fixed-window sliding-window': 'aca3937ab62ae1ebabcb6b3d5acf6aac2e8cc5da',
-      'sliding-window token-bucket': '3988985b735a0c1e76e7c419f6b262cbf8b28411',
-      'sliding-window fixed-window': 'cc5c0bf8801defce8da668cc4467244ae6296474',
-      'sliding-window sliding-window': '80b355ace4a46ca9804198b13a232be323647a56',
+      'token-bucket token-bucket': 'c865402221eaaf5d1d81c09e40e2024bf9cbb0f5',
+      'token-bucket fixed-window': 'fc901b83a029f0e09d98c7921b277045566bd1ab',
+      'token-bucket sliding-window': '14e479a41c51dc9afa47bbd92323220cc5d5e120',
+      'fixed-window token-bucket': '8174bc66e67bfd304920de2360cbb7fd174de559',
+      'fixed-window fixed-window': 'f3c1b397e6fbee297a47872966fec0c812e4f857',
+      'fixed-window sliding-window': '92ad6154cd2cd2b63b7a08e61eed44a714e69152',
+      'sliding-window token-bucket': 'e1daa103a6cf8a65845edf69cc1102ca9819e328',
+      'sliding-window fixed-window': 'a6580ea1f63fb5fef77f5127fb1d296044e38aa3',
+      'sliding-window sliding-window': '4f8169bd6ab3c2838902d1bb1fcccb83b563cd1c',
     });
   });
 });

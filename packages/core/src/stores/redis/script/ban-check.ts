@@ -20,6 +20,7 @@ import type { Algorithm, AlgorithmLua } from '../../../algorithms/algorithm.js';
 import { ALGORITHM_LUA } from '../../../algorithms/registry.js';
 import {
   batchPrelude,
+  hotKeyWrite,
   KEY_READ,
   KEYS_READ_AT_ONCE,
   newOrStoredWrite,
@@ -140,22 +141,7 @@ for _ = 1, count do
     ${indented(answered(ban.answer('applied')), 4)}
   until true
 end
-if dirty then
-  local written
-  if stored then
-    local value
-    ${indented(ban.value, 4)}
-    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
-  elseif raw then
-    written = redis.pcall('DEL', key)
-  end
-  if type(written) == 'table' and written.err then
-    -- Nothing was written: every check answers Redis's refusal.
-    answers = { now }
-    for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, written.err end
-  end
-end
-return answers
+${hotKeyWrite(ban.value)}
 `,
   );
 }

@@ -267,6 +267,30 @@ function batchWrite(keepable: boolean): string {
   return newOrStoredWrite(stateWrite('value', keepable));
 }
 
+/**
+ * Lua that ends a batch script for one key: when a check changed the state (`dirty`), writes it once
+ * (`value`: Lua that sets the local `value` to the state as text) or deletes it; a write Redis refuses
+ * answers every check with the refusal.
+ */
+export function hotKeyWrite(value: string): string {
+  return `if dirty then
+  local written
+  if stored then
+    local value
+    ${indented(value, 4)}
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
+  elseif raw then
+    written = redis.pcall('DEL', key)
+  end
+  if type(written) == 'table' and written.err then
+    -- Nothing was written: every check answers Redis's refusal.
+    answers = { now }
+    for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, written.err end
+  end
+end
+return answers`;
+}
+
 /** The batch script for checks all on one key, as Redis runs it. */
 function hotKeyLua(parts: BatchParts): string {
   const { what, policies, fields, readState, current, fits, charge, argumentNames } = parts;
@@ -305,20 +329,7 @@ for _ = 1, count do
   end
   ${answer}
 end
-if dirty then
-  local written
-  if stored then
-    written = redis.pcall('SET', key, ${value}, 'PX', format('%d', quiet))
-  elseif raw then
-    written = redis.pcall('DEL', key)
-  end
-  if type(written) == 'table' and written.err then
-    -- Nothing was written: every check answers Redis's refusal.
-    answers = { now }
-    for c = 1, count do answers[2 * c], answers[2 * c + 1] = -2, written.err end
-  end
-end
-return answers
+${hotKeyWrite(`value = ${value}`)}
 `,
   );
 }

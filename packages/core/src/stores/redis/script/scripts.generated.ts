@@ -3397,10 +3397,12 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
-        and format('%d:%d', f1, f2)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
+      and format('%d:%d', f1, f2)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -3480,10 +3482,12 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
-        and format('%d:%d', f1, f2)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
+      and format('%d:%d', f1, f2)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -3578,11 +3582,13 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992))
-        and format('%d:%d:%d', f1, f2, f3)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992))
+      and format('%d:%d:%d', f1, f2, f3)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -5935,12 +5941,14 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-        and format('%d:%d:%d:%d', f1, f2, g1, g2)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+      and format('%d:%d:%d:%d', f1, f2, g1, g2)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -6038,12 +6046,14 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-        and format('%d:%d:%d:%d', f1, f2, g1, g2)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+      and format('%d:%d:%d:%d', f1, f2, g1, g2)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -6152,13 +6162,15 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
-          and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
-        and format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+        and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
+      and format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -6258,12 +6270,14 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-        and format('%d:%d:%d:%d', f1, f2, g1, g2)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+      and format('%d:%d:%d:%d', f1, f2, g1, g2)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -6354,12 +6368,14 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-        and format('%d:%d:%d:%d', f1, f2, g1, g2)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+      and format('%d:%d:%d:%d', f1, f2, g1, g2)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -6461,13 +6477,15 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
-          and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
-        and format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+        and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
+      and format('%d:%d:%d:%d:%d', f1, f2, g1, g2, g3)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -6578,13 +6596,15 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-        and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+      and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -6686,13 +6706,15 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-        and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+      and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end
@@ -6805,14 +6827,16 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
-          and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
-        and format('%d:%d:%d:%d:%d:%d', f1, f2, f3, g1, g2, g3)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992)
+        and (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992))
+      and format('%d:%d:%d:%d:%d:%d', f1, f2, f3, g1, g2, g3)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)) .. ':' .. (g3 % 1 == 0 and g3 > -9007199254740992 and g3 < 9007199254740992 and format('%d', g3) or format('%.17g', g3))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end

@@ -88,13 +88,15 @@ end
 if dirty then
   local written
   if stored then
-    written = redis.pcall('SET', key, ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
-          and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
-          and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
-          and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
-        and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
-        or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2)), 'PX', format('%d', quiet))
+    local value
+    value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
+        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992)
+        and (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992)
+        and (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992)
+        and (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992))
+      and format('%d:%d:%d:%d:%d', f1, f2, f3, g1, g2)
+      or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2)) .. ':' .. (f3 % 1 == 0 and f3 > -9007199254740992 and f3 < 9007199254740992 and format('%d', f3) or format('%.17g', f3)) .. ':' .. (g1 % 1 == 0 and g1 > -9007199254740992 and g1 < 9007199254740992 and format('%d', g1) or format('%.17g', g1)) .. ':' .. (g2 % 1 == 0 and g2 > -9007199254740992 and g2 < 9007199254740992 and format('%d', g2) or format('%.17g', g2))
+    written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
   elseif raw then
     written = redis.pcall('DEL', key)
   end

@@ -148,7 +148,7 @@ describe('the single-check scripts Redis runs', () => {
     expect(
       Object.fromEntries(Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1])),
     ).toEqual({
-      'token-bucket': 'b22b1fb304cdf6505fa4e610877e05518904539f',
+      'token-bucket': '9c791b6faf04f474aca0dcf48581fd69b2b9ab33',
       'fixed-window': '2b68ed3205802ee2e6eea05b74f4a12bd7fecdd1',
       'sliding-window': '95c7d3f82c25d4efa3c911027651cf98fe35d536',
     });
@@ -159,7 +159,7 @@ describe('the single-check scripts that read overrides', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(OVERRIDABLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '503f193679449d7ae5e0b667be49089557e0f827',
+      'token-bucket': '87409ccc96de4517ce7e5c997ea09fd6220e0bbf',
       'fixed-window': 'ad9c0a66b8ac12de9117186cd4cc3b7b90e47864',
       'sliding-window': '4a0033d79e1180031fa9eb9cab766a9d8146b5ea',
     });
@@ -181,7 +181,7 @@ describe('the batch scripts that read overrides Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(OVERRIDABLE_BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '4cfd715bfca4f123998757338a49d8c8597413c0',
+      'token-bucket': '8f5e63b81237b5ceef37965715ffb185ca48079d',
       'fixed-window': 'bf5bf7448945920e067d6a3d6116a9f3e88becbb',
       'sliding-window': '4e69bebb2446a27c07aa17a366646e0478996e02',
     });
@@ -192,9 +192,9 @@ describe('the batch scripts of a policy with a ban Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(BAN_BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '2821d5ac5d2a352f10c9b92319c7175945d58bb2',
-      'fixed-window': 'dc11317e8499f8bd17866d9dfa212baf61084594',
-      'sliding-window': '9af56b7026a0d87637f53ce4c9879e43627a7246',
+      'token-bucket': 'cbd30d3f05592d9075526f235bfd3de9316f55c5',
+      'fixed-window': '9595ba988e8911e9f3ece00b00a489b263ac8923',
+      'sliding-window': '47800ad72d1c444a9e31052316f193b854382a73',
     });
   });
 });
@@ -214,9 +214,9 @@ describe('the batch scripts Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '07e7b127586856b0668ff1e8532f39b6cef03c5c',
-      'fixed-window': '2eb37cb3fc97ea647d589b949c682a76a7920579',
-      'sliding-window': '4217e6702d87f3a6dad55f786f66bd120ce1f5f2',
+      'token-bucket': '3784f106bef931bddbadc2817927207abe786c67',
+      'fixed-window': '76b707a73d03dbe5ba75d1624660060797a1da87',
+      'sliding-window': '30c7acc1caca0c4f60804aa8ac442e80b0934742',
     });
   });
 });
@@ -225,7 +225,7 @@ describe('the batch scripts for one key Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(HOT_KEY_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '26904bcccdee814bef7e91659919634fa2b69b79',
+      'token-bucket': '4b8d02bbced5a9311e5f4e88911f1e64c7e2fda2',
       'fixed-window': 'bbc6dc6e10679e74f0309c9a242b840faa24d317',
       'sliding-window': '09a171262df89046d9c0edbde16dcb7a1c7f1a43',
     });
@@ -251,15 +251,15 @@ describe('the single-check scripts of two policies Redis runs', () => {
 describe('the batch scripts of two policies Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     expect(pairShas(POLICY_PAIR_BATCH_CHECK_SCRIPTS)).toEqual({
-      'token-bucket token-bucket': '6205002b98a625d5c39f4f1acf185c95c0544890',
-      'token-bucket fixed-window': 'c703c6a3e731486c3943fe8d9fa051ff707ea53f',
-      'token-bucket sliding-window': 'c1ea94ce42539c5b35af26cf2f37de55c957bbdb',
-      'fixed-window token-bucket': '58cb99dd78ef97356ec3e2a3f25ae05f6e64f572',
-      'fixed-window fixed-window': '7389b92be0c548a89cf87ed525031a9dad60bccb',
-      'fixed-window sliding-window': '55ae1cd07322067f1e9f5c29fdb4e993b4cdada5',
-      'sliding-window token-bucket': 'b3f63d97a15040d95ac4bb552e2a2c8397b13d4d',
-      'sliding-window fixed-window': 'a2a357a137a284afcc95f47b320431be64532e97',
-      'sliding-window sliding-window': '76c17a1451f4a5a7351678c64937fdcd070046b9',
+      'token-bucket token-bucket': 'a65cef42a2f0652ff66ac07b95f0abe664da2ba4',
+      'token-bucket fixed-window': '0b30593a650374dfa1f710084511737841ea9a33',
+      'token-bucket sliding-window': '0464a92154573e2207dcde74dda7ea57e4c83b83',
+      'fixed-window token-bucket': 'f4ab183841d363b02f01eb571c31e5edb62e74e6',
+      'fixed-window fixed-window': '4daa2375d0c6068ec59900508bb59cd0203a4b8a',
+      'fixed-window sliding-window': 'ce0e484aa9eff654f261e058489d1ad5490a777c',
+      'sliding-window token-bucket': '68126c7b95bcf640d118ad4c7f9fc36a566e996f',
+      'sliding-window fixed-window': '0bf3151b15a01793c090d4b7b4f24d0a24cabad7',
+      'sliding-window sliding-window': '231b51b456ee4ad05644aedac63a5044b56ebc10',
     });
   });
 });

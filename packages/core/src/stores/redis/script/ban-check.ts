@@ -87,8 +87,8 @@ for c = 1, #keys do
   local key = keys[c]
   repeat
     ${indented(KEY_READ, 4)}
-    if raw and raw.err then -- a refusal (a string's err is nil)
-      ${answered(['-2', 'raw.err'])}
+    if err then
+      ${answered(['-2', 'err'])}
     end
     ${ban.decide(answered, true).trimEnd()}
   until true

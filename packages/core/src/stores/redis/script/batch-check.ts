@@ -29,6 +29,7 @@ import {
   keptExpiry,
   onePolicyArguments,
   SAFE,
+  SAFE_OR_NOW,
   singleCheckParts,
   stateWrite,
   withLibrary,
@@ -59,6 +60,8 @@ interface BatchParts {
   /** The policies' ARGV, then the cost's local name. */
   readonly policyArgs: readonly string[];
   readonly cost: 'cost' | 'units';
+  /** The field that holds now once the state is brought to it (the algorithm's `nowField`), if any. */
+  readonly nowField?: string;
 }
 
 /** The parts of the batch scripts of one policy of `algorithm`. */
@@ -84,6 +87,7 @@ function onePolicyParts(algorithm: Algorithm): BatchParts {
     argumentNames: `${names.map((name) => ARGUMENT_NAMES[name] ?? name).join(', ')}, then ${units ? 'cost * windowMs' : 'cost'}`,
     policyArgs: names,
     cost: units ? 'units' : 'cost',
+    ...(lua.nowField === undefined ? {} : { nowField: `f${lua.nowField}` }),
   };
 }
 
@@ -111,9 +115,9 @@ function pairParts(first: Algorithm, second: Algorithm): BatchParts {
 }
 
 /** The Lua both batch scripts of `parts` share: the state written, the answer, the arguments. */
-function sharedOf({ fields, policyArgs, cost }: BatchParts) {
+function sharedOf({ fields, policyArgs, cost, nowField }: BatchParts) {
   const locals = fields.join(', ');
-  const whole = fields.map((f) => `(${SAFE(f)})`).join('\nand ');
+  const whole = fields.map((f) => `(${SAFE_OR_NOW(f, f === nowField)})`).join('\nand ');
   const anyNumber = fields
     .map((f) => `(${SAFE(f)} and format('%d', ${f}) or format('%.17g', ${f}))`)
     .join(" .. ':' .. ");
@@ -166,6 +170,7 @@ function batchLua(parts: BatchParts): string {
   const { what, policies, fields, readState, current, fits, charge, keptExpiry, argumentNames } = parts;
   const { locals, whole, digits, anyNumber, answer, prelude } = sharedOf(parts);
   const keepable = keptExpiry !== '';
+  const nowLast = nowTextOf(parts);
   const header = `-- A batch of single checks (${what}): a consume of ${policies} on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     ${argumentNames}, deadline ('' none), now ('' or absent: the server's)
@@ -180,13 +185,11 @@ function batchLua(parts: BatchParts): string {
     `
 local argv, keys = ARGV, KEYS
 ${prelude(1, '#keys')}
-${KEYS_READ_AT_ONCE}
+${nowLast?.declared ?? ''}${KEYS_READ_AT_ONCE}
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  ${KEY_READ}
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  ${indented(KEY_READ, 2)}
   if not err then
     local stored, ${locals} = raw and true or false, ${fieldList(fields.length, () => 'false')}
     if raw then
@@ -201,7 +204,7 @@ for c = 1, #keys do
       ${charge(true)}
       if quiet > 0 then
         if ${whole} then
-          local value = ${digits}
+          local value = ${nowLast?.value ?? digits}
           ${batchWrite(keepable)}
           err = written.err
           if not err then answers[n + 1], n, answered = value, n + 1, true end
@@ -231,6 +234,24 @@ return answers
 }
 
 /**
+ * For a state whose last field holds now once brought to it (and that has others before it), what lets
+ * every check of a batch for distinct keys write that field as text formatted once for all: `declared`,
+ * Lua that formats it (after the prelude), and `value`, the state as text in whole numbers.
+ */
+function nowTextOf({ fields, nowField }: BatchParts): { declared: string; value: string } | undefined {
+  const last = fields.at(-1);
+  if (nowField === undefined || nowField !== last || fields.length < 2) return undefined;
+  const others = fields.slice(0, -1);
+  return {
+    declared: `-- nowText: the last field as text where it holds now, formatted once for every check.
+local nowText = format(':%d', now)
+`,
+    value: `${last} == now and format('${others.map(() => '%d').join(':')}', ${others.join(', ')}) .. nowText
+  or format('${fields.map(() => '%d').join(':')}', ${fields.join(', ')})`,
+  };
+}
+
+/**
  * Lua that reads every key of a batch for distinct keys (`keys`) with one MGET, into `raws`. `unread`:
  * why Redis refused it (an ACL user without MGET), answered after the checks by {@link UNREAD_ANSWERED};
  * each key is then read alone by {@link KEY_READ}, and a key refused fails alone.
@@ -241,9 +262,18 @@ local raws = redis.pcall('MGET', unpack(keys))
 local unread = raws.err
 if unread then raws = false end`;
 
-/** Lua that sets `raw`, the state of `key`, the `c`th of {@link KEYS_READ_AT_ONCE}'s keys. */
-export const KEY_READ = `local raw
-if raws then raw = raws[c] else raw = redis.pcall('GET', key) end`;
+/**
+ * Lua that sets `raw`, the state of `key`, the `c`th of {@link KEYS_READ_AT_ONCE}'s keys, and `err`, why
+ * Redis refused to read it: only a key read alone can be refused, as MGET reads a key of another type as
+ * missing (a refusal is a table; a string's err is nil).
+ */
+export const KEY_READ = `local raw, err
+if raws then
+  raw = raws[c]
+else
+  raw = redis.pcall('GET', key)
+  err = raw and raw.err
+end`;
 
 /** Lua that answers, after every check, why Redis refused the MGET of {@link KEYS_READ_AT_ONCE}. */
 export const UNREAD_ANSWERED = 'if unread then answers[n + 1] = unread end';

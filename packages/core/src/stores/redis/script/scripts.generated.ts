@@ -965,7 +965,7 @@ if f1 >= units then
   if quiet < 0 then quiet = 0 end
   if quiet > 0 then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-      and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+      and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
       local value = format('%d:%d', f1, f2)
       written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
       if written.err then return { now, -2, written.err } end
@@ -1280,7 +1280,7 @@ if f1 >= cost * window then
   if quiet > 0 then
     local value
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-      and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+      and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
       value = format('%d:%d', f1, f2)
     else
       value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
@@ -1612,7 +1612,7 @@ local function check(key)
     if quiet > 0 then
       local value
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+        and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
         value = format('%d:%d', f1, f2)
       else
         value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))
@@ -2212,10 +2212,15 @@ if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   repeat
-    local raw
-    if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-    if raw and raw.err then -- a refusal (a string's err is nil)
-      answers[n + 1], answers[n + 2] = -2, raw.err
+    local raw, err
+    if raws then
+      raw = raws[c]
+    else
+      raw = redis.pcall('GET', key)
+      err = raw and raw.err
+    end
+    if err then
+      answers[n + 1], answers[n + 2] = -2, err
       n = n + 2
       break
     end
@@ -2344,10 +2349,15 @@ if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   repeat
-    local raw
-    if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-    if raw and raw.err then -- a refusal (a string's err is nil)
-      answers[n + 1], answers[n + 2] = -2, raw.err
+    local raw, err
+    if raws then
+      raw = raws[c]
+    else
+      raw = redis.pcall('GET', key)
+      err = raw and raw.err
+    end
+    if err then
+      answers[n + 1], answers[n + 2] = -2, err
       n = n + 2
       break
     end
@@ -2469,10 +2479,15 @@ if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   repeat
-    local raw
-    if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-    if raw and raw.err then -- a refusal (a string's err is nil)
-      answers[n + 1], answers[n + 2] = -2, raw.err
+    local raw, err
+    if raws then
+      raw = raws[c]
+    else
+      raw = redis.pcall('GET', key)
+      err = raw and raw.err
+    end
+    if err then
+      answers[n + 1], answers[n + 2] = -2, err
       n = n + 2
       break
     end
@@ -2979,6 +2994,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- nowText: the last field as text where it holds now, formatted once for every check.
+local nowText = format(':%d', now)
 -- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
 -- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
@@ -2986,11 +3003,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2 = raw and true or false, false, false
     if raw then
@@ -3025,8 +3045,9 @@ for c = 1, #keys do
       local quiet, written = f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit), nil
       if quiet > 0 then
         if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
-          local value = format('%d:%d', f1, f2)
+          and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+          local value = f2 == now and format('%d', f1) .. nowText
+            or format('%d:%d', f1, f2)
           if raw then
             written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
           else
@@ -3051,7 +3072,7 @@ for c = 1, #keys do
     if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+        and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
         answers[n + 1], answers[n + 2], answers[n + 3] = applied, f1, f2
       else
         answers[n + 1], answers[n + 2], answers[n + 3] = applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2)
@@ -3099,11 +3120,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2 = raw and true or false, false, false
     if raw then
@@ -3215,11 +3239,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, f3 = raw and true or false, false, false, false
     if raw then
@@ -3387,7 +3414,7 @@ for _ = 1, count do
   end
   -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
   if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-    and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+    and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
     answers[n + 1], answers[n + 2], answers[n + 3] = applied, f1, f2
   else
     answers[n + 1], answers[n + 2], answers[n + 3] = applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2)
@@ -3399,7 +3426,7 @@ if dirty then
   if stored then
     local value
     value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
+        and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
       and format('%d:%d', f1, f2)
       or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
@@ -4642,11 +4669,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
     if raw then
@@ -4775,11 +4805,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
     if raw then
@@ -4901,11 +4934,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, g1, g2, g3 = raw and true or false, false, false, false, false, false
     if raw then
@@ -5041,11 +5077,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
     if raw then
@@ -5167,11 +5206,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
     if raw then
@@ -5296,11 +5338,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, g1, g2, g3 = raw and true or false, false, false, false, false, false
     if raw then
@@ -5439,11 +5484,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
     if raw then
@@ -5577,11 +5625,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, f3, g1, g2 = raw and true or false, false, false, false, false, false
     if raw then
@@ -5718,11 +5769,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, f3, g1, g2, g3 = raw and true or false, false, false, false, false, false, false
     if raw then

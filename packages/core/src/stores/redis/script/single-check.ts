@@ -144,6 +144,12 @@ export function onePolicyArguments(
 export const SAFE = (x: string) => `${x} % 1 == 0 and ${x} > -9007199254740992 and ${x} < 9007199254740992`;
 
 /**
+ * {@link SAFE} for a field that may hold now (the algorithm's `nowField`, `isNow`): now, a whole number
+ * of ms whether Redis's or a store's clock gave it, is safe without the arithmetic that tests it.
+ */
+export const SAFE_OR_NOW = (x: string, isNow: boolean) => (isNow ? `${x} == now or ${SAFE(x)}` : SAFE(x));
+
+/**
  * The single-check script of `algorithm`, as Redis runs it; `overridable`: for a limiter that reads
  * overrides, the key's override read beside it (`<key>:o`, as the settle script reads it), its limits
  * decided by while it is in force, what was written under it rebased once it has ended, and the override
@@ -178,7 +184,7 @@ export function singleCheckParts(
   const locals = fieldList(fields, f);
   const capacity = readsCapacity(algorithm);
   const parse = fieldsRead(Array.from({ length: fields }, (_, k) => f(k + 1)));
-  const whole = fieldList(fields, (k) => `(${SAFE(f(k))})`, '\nand ');
+  const whole = fieldList(fields, (k) => `(${SAFE_OR_NOW(f(k), k === lua.nowField)})`, '\nand ');
   const digits = fieldList(fields, () => '%d', ':');
   const anyNumber = fieldList(
     fields,

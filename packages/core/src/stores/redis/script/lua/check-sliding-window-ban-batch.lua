@@ -30,10 +30,15 @@ if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
   repeat
-    local raw
-    if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-    if raw and raw.err then -- a refusal (a string's err is nil)
-      answers[n + 1], answers[n + 2] = -2, raw.err
+    local raw, err
+    if raws then
+      raw = raws[c]
+    else
+      raw = redis.pcall('GET', key)
+      err = raw and raw.err
+    end
+    if err then
+      answers[n + 1], answers[n + 2] = -2, err
       n = n + 2
       break
     end

@@ -30,11 +30,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2, g1, g2 = raw and true or false, false, false, false, false
     if raw then

@@ -23,6 +23,8 @@ if deadline ~= '' and now > deadline + 0 then
   for c = 1, #keys do answers[c + 1] = -1 end
   return answers
 end
+-- nowText: the last field as text where it holds now, formatted once for every check.
+local nowText = format(':%d', now)
 -- raws: every key's state, read by one MGET. unread: why Redis refused it, answered after the checks;
 -- each key is then read alone.
 local raws = redis.pcall('MGET', unpack(keys))
@@ -30,11 +32,14 @@ local unread = raws.err
 if unread then raws = false end
 for c = 1, #keys do
   local key = keys[c]
-  -- err: why Redis refused to read or write the key, answered in place of the check's answer (only a
-  -- refusal, a table, has one: a string's err is nil).
-  local raw
-  if raws then raw = raws[c] else raw = redis.pcall('GET', key) end
-  local err = raw and raw.err
+  -- err: why Redis refused to read or write the key, answered in place of the check's answer.
+  local raw, err
+  if raws then
+    raw = raws[c]
+  else
+    raw = redis.pcall('GET', key)
+    err = raw and raw.err
+  end
   if not err then
     local stored, f1, f2 = raw and true or false, false, false
     if raw then
@@ -69,8 +74,9 @@ for c = 1, #keys do
       local quiet, written = f1 >= capacity and 0 or f2 - now + ceil((capacity - f1) / limit), nil
       if quiet > 0 then
         if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-          and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
-          local value = format('%d:%d', f1, f2)
+          and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+          local value = f2 == now and format('%d', f1) .. nowText
+            or format('%d:%d', f1, f2)
           if raw then
             written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
           else
@@ -95,7 +101,7 @@ for c = 1, #keys do
     if not (err or answered) then
       -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
       if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+        and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
         answers[n + 1], answers[n + 2], answers[n + 3] = applied, f1, f2
       else
         answers[n + 1], answers[n + 2], answers[n + 3] = applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2)

@@ -63,7 +63,7 @@ for _ = 1, count do
   end
   -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
   if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-    and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+    and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
     answers[n + 1], answers[n + 2], answers[n + 3] = applied, f1, f2
   else
     answers[n + 1], answers[n + 2], answers[n + 3] = applied, f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and f1 or format('%.17g', f1), f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and f2 or format('%.17g', f2)
@@ -75,7 +75,7 @@ if dirty then
   if stored then
     local value
     value = ((f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-        and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
+        and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992))
       and format('%d:%d', f1, f2)
       or (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1)) .. ':' .. (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992 and format('%d', f2) or format('%.17g', f2))
     written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))

@@ -92,7 +92,7 @@ if f1 >= cost * window then
   if quiet > 0 then
     local value
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-      and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+      and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
       value = format('%d:%d', f1, f2)
     else
       value = (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992 and format('%d', f1) or format('%.17g', f1))

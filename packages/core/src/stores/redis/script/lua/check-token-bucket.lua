@@ -54,7 +54,7 @@ if f1 >= units then
   if quiet < 0 then quiet = 0 end
   if quiet > 0 then
     if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-      and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+      and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
       local value = format('%d:%d', f1, f2)
       written = redis.pcall('SET', key, value, 'PX', format('%d', quiet))
       if written.err then return { now, -2, written.err } end

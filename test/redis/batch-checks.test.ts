@@ -192,6 +192,30 @@ describe.each(CASES)('a batch of $name checks alike but for their key', ({ stem,
     expect(await scriptRan(`${stem}-batch.lua`)).toBe(true);
   });
 
+  it('after a clock that stepped back, keeps the time each key was written at, as the MemoryStore does', async () => {
+    let nowMs = 1_767_225_600_000;
+    const clock = () => nowMs;
+    const redis = createLimiter({
+      store: new RedisStore({ client, prefix: uniquePrefix('batch-clock-back'), clock }),
+      policies: policy,
+    });
+    const memory = createLimiter({ store: new MemoryStore({ clock }), policies: policy });
+    const wave = (limiter: Limiter) => Promise.all(OWNERS.map((owner) => limiter.consume(owner)));
+    const peeks = (limiter: Limiter) => Promise.all(OWNERS.map((owner) => limiter.peek(owner)));
+    const steps = [0, -10_000, 25_000, 0];
+    for (const [i, step] of steps.entries()) {
+      nowMs += step;
+      const [fromRedis, fromMemory] = [await wave(redis), await wave(memory)];
+      expect(fromRedis.map(outcome), `wave ${i}`).toEqual(fromMemory.map(outcome));
+      // The wave after the step back applies its checks, and so writes each key's state.
+      if (i === 1) expect(fromRedis.every((d) => d.allowed)).toBe(true);
+      expect((await peeks(redis)).map(outcome), `after wave ${i}`).toEqual(
+        (await peeks(memory)).map(outcome),
+      );
+    }
+    expect(await scriptRan(`${stem}-batch.lua`)).toBe(true);
+  });
+
   it("on the server's clock: admits each key's limit and no more", async () => {
     const limiter = createLimiter({
       store: new RedisStore({ client, prefix: uniquePrefix('batch-server-clock') }),

@@ -148,7 +148,7 @@ describe('the single-check scripts Redis runs', () => {
     expect(
       Object.fromEntries(Object.entries(SINGLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1])),
     ).toEqual({
-      'token-bucket': '9c791b6faf04f474aca0dcf48581fd69b2b9ab33',
+      'token-bucket': '3cee81fdc9fb9704a56e336d90c62287895f6034',
       'fixed-window': '2b68ed3205802ee2e6eea05b74f4a12bd7fecdd1',
       'sliding-window': '95c7d3f82c25d4efa3c911027651cf98fe35d536',
     });
@@ -159,7 +159,7 @@ describe('the single-check scripts that read overrides', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(OVERRIDABLE_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '87409ccc96de4517ce7e5c997ea09fd6220e0bbf',
+      'token-bucket': '24ccb6040a94740cc03afb01f1424789e900d2e6',
       'fixed-window': 'ad9c0a66b8ac12de9117186cd4cc3b7b90e47864',
       'sliding-window': '4a0033d79e1180031fa9eb9cab766a9d8146b5ea',
     });
@@ -181,7 +181,7 @@ describe('the batch scripts that read overrides Redis runs', () => {
   it.skipIf(writing)('have their SHAs pinned here', () => {
     const shas = Object.entries(OVERRIDABLE_BATCH_CHECK_SCRIPTS).map(([name, { sha1 }]) => [name, sha1]);
     expect(Object.fromEntries(shas)).toEqual({
-      'token-bucket': '8f5e63b81237b5ceef37965715ffb185ca48079d',
+      'token-bucket': 'd52e39272c63c52b95655b5c96f40f4402e38a92',
       'fixed-window': 'bf5bf7448945920e067d6a3d6116a9f3e88becbb',
       'sliding-window': '4e69bebb2446a27c07aa17a366646e0478996e02',
     });

@@ -170,7 +170,7 @@ function batchLua(parts: BatchParts): string {
   const { what, policies, fields, readState, current, fits, charge, keptExpiry, argumentNames } = parts;
   const { locals, whole, digits, anyNumber, answer, prelude } = sharedOf(parts);
   const keepable = keptExpiry !== '';
-  const nowLast = nowTextOf(parts);
+  const nowLast = nowTextOf(parts, digits);
   const header = `-- A batch of single checks (${what}): a consume of ${policies} on each key, each key once, all alike but the key.
 -- KEYS     the checks' keys
 -- ARGV     ${argumentNames}, deadline ('' none), now ('' or absent: the server's)
@@ -236,9 +236,13 @@ return answers
 /**
  * For a state whose last field holds now once brought to it (and that has others before it), what lets
  * every check of a batch for distinct keys write that field as text formatted once for all: `declared`,
- * Lua that formats it (after the prelude), and `value`, the state as text in whole numbers.
+ * Lua that formats it (after the prelude), and `value`, the state as text in whole numbers (`digits`
+ * where the field does not hold now).
  */
-function nowTextOf({ fields, nowField }: BatchParts): { declared: string; value: string } | undefined {
+function nowTextOf(
+  { fields, nowField }: BatchParts,
+  digits: string,
+): { declared: string; value: string } | undefined {
   const last = fields.at(-1);
   if (nowField === undefined || nowField !== last || fields.length < 2) return undefined;
   const others = fields.slice(0, -1);
@@ -247,7 +251,7 @@ function nowTextOf({ fields, nowField }: BatchParts): { declared: string; value:
 local nowText = format(':%d', now)
 `,
     value: `${last} == now and format('${others.map(() => '%d').join(':')}', ${others.join(', ')}) .. nowText
-  or format('${fields.map(() => '%d').join(':')}', ${fields.join(', ')})`,
+  or ${digits}`,
   };
 }
 

@@ -142,6 +142,7 @@ ${pair.map(({ step, lua }) => applied(step(lua.apply, 4), step(lua.idle, 4))).jo
     pair.every(({ lua }) => lua.expiryKept !== undefined),
   ),
   fields,
+  whole,
 )}`,
   );
 }

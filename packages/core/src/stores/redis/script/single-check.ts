@@ -217,6 +217,7 @@ ${overridable ? ownIdle(capacity, inline(lua.idle, 4), capacity && lua.rebase.tr
     ? overridableWrite(whole, digits, locals, anyNumber)
     : textAnswerWrite(whole, digits, locals, anyNumber, lua.nowField, lua.expiryKept !== undefined),
   Array.from({ length: fields }, (_, k) => f(k + 1)),
+  whole,
   overridable ? 'override' : undefined,
 )}`;
   return { header, policyNames, cost: units ? 'units' : 'cost', body };
@@ -225,10 +226,15 @@ ${overridable ? ownIdle(capacity, inline(lua.idle, 4), capacity && lua.rebase.tr
 /**
  * How a single-check script ends once its `quiet` is known: the state kept for `quiet` ms by `write`
  * (Lua that sets `written`, or answers as text), or deleted; then, unless answered as text, `{ now,
- * applied, fields }` and `extra` (a last Lua value, if any).
+ * applied, fields }` and `extra` (a last Lua value, if any), the fields as they are where `whole` (the
+ * condition `write` tests too) holds.
  */
-export function writtenAndAnswered(write: string, fields: readonly string[], extra?: string): string {
-  const whole = fields.map((f) => `(${SAFE(f)})`).join('\nand ');
+export function writtenAndAnswered(
+  write: string,
+  fields: readonly string[],
+  whole: string,
+  extra?: string,
+): string {
   const reply = fields.map((f) => `${SAFE(f)} and ${f} or format('%.17g', ${f})`).join(',\n');
   return `  if quiet > 0 then
 ${write}    if written.err then return { now, -2, written.err } end

@@ -108,7 +108,7 @@ if f1 >= cost * window then
 end
 -- A Lua number in a reply is cut to an integer: any other is answered with all its digits.
 if (f1 % 1 == 0 and f1 > -9007199254740992 and f1 < 9007199254740992)
-  and (f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
+  and (f2 == now or f2 % 1 == 0 and f2 > -9007199254740992 and f2 < 9007199254740992) then
   return { now, applied, f1, f2, override }
 end
 return { now, applied,
